@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kiwi -- front door.  See README.md.
+#
+#   make            build kmod/kiwi.ko and build/provider/libkiwi-rdmav34.so
+#   make deps       install the Debian packages the build and tests need
+#   make demo       build, boot a test guest, bring up kiwi devices, show them
+#   make check      run every test (last line: "N passed, N failed")
+#   make install    install the module and the provider on this machine
+
+# Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
+# The running kernel is irrelevant: modules are tested in a guest.
+KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
+KVER ?= $(patsubst linux-headers-%,%,$(notdir $(KDIR)))
+BUILD ?= $(CURDIR)/build
+JOBS ?= $(shell nproc)
+
+export KDIR KVER BUILD
+
+.PHONY: all kmod provider deps demo check bench install clean help
+
+all: kmod provider
+
+kmod:
+	@test -n "$(KDIR)" || { echo "kiwi: no linux-headers-6.1.*-amd64 found; run 'make deps' or pass KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+provider:
+	cmake -S $(CURDIR) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	$(CURDIR)/scripts/install-deps
+
+demo: deps all
+	$(CURDIR)/scripts/demo
+
+check: deps all
+	$(CURDIR)/selftests/check
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	cmake --install $(BUILD)
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD)
+
+help:
+	@sed -n '3,10p' Makefile
