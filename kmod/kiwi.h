@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kiwi: software iWARP RNIC -- internal definitions shared by all layers.
+ */
+#ifndef KIWI_H
+#define KIWI_H
+
+#include <linux/kref.h>
+#include <linux/netdevice.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
+#include <rdma/iw_cm.h>
+#include <rdma/kiwi-abi.h>
+
+#define KIWI_DRV_NAME		"kiwi"
+#define KIWI_DRV_VERSION	"0.1.0"
+#define KIWI_NODE_DESC		"kiwi software iWARP"
+
+/* Fixed capabilities; tunable limits are module parameters (main.c). */
+#define KIWI_MAX_ORD		128	/* outstanding RDMA READs we initiate */
+#define KIWI_MAX_IRD		128	/* outstanding RDMA READs we serve */
+#define KIWI_MAX_SGE_RD		KIWI_MAX_SGE
+#define KIWI_MAX_FRMR_PAGES	(1 << 16)
+#define KIWI_STAG_INDEX_MAX	((1U << 24) - 1)
+
+/* Limits set at module load, copied into each device when created. */
+struct kiwi_limits {
+	u32 max_qp;
+	u32 max_qp_wr;
+	u32 max_cq;
+	u32 max_cqe;
+	u32 max_mr;
+	u32 max_pd;
+	u32 max_srq;
+	u32 max_srq_wr;
+};
+
+extern struct kiwi_limits kiwi_limits;
+extern bool kiwi_crc_default;
+
+struct kiwi_device {
+	struct ib_device ibdev;
+	struct net_device *netdev;	/* referenced for the device's life */
+	netdevice_tracker netdev_tracker;
+	struct list_head list;		/* on kiwi_dev_list */
+	u8 mac[ETH_ALEN];		/* GID and node GUID source */
+
+	struct kiwi_limits lim;
+	atomic_t num_qp;
+	atomic_t num_cq;
+	atomic_t num_mr;
+	atomic_t num_pd;
+	atomic_t num_srq;
+
+	struct xarray qp_xa;		/* qp number -> kiwi_qp */
+	struct xarray mem_xa;		/* STag index -> kiwi_mem */
+	u32 qp_next;			/* cyclic allocation hints */
+	u32 mem_next;
+};
+
+struct kiwi_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct kiwi_pd {
+	struct ib_pd ibpd;
+};
+
+/*
+ * A registered memory region as seen by placement and transmit: the
+ * object behind an STag.  Looked up under RCU from the receive path,
+ * so it is reference counted and freed after a grace period.
+ */
+struct kiwi_mem {
+	struct kiwi_device *kdev;
+	struct kref ref;
+	struct completion *drained;	/* signalled when ref hits zero */
+	struct rcu_head rcu;
+	u32 stag;			/* index << 8 | key */
+	bool valid;			/* STag usable (not invalidated) */
+	bool user;			/* pages pinned from user space */
+	struct ib_pd *pd;
+	int access;			/* IB_ACCESS_* */
+	u64 iova;			/* first byte addressed by the STag */
+	u64 len;
+	/*
+	 * Page array covering [iova, iova + len): pages[i] backs the page
+	 * starting at (iova & PAGE_MASK) + i * PAGE_SIZE.  Kernel DMA MRs
+	 * (pages == NULL) address kernel virtual memory directly.
+	 */
+	struct page **pages;
+	unsigned long npages;
+	struct ib_umem *umem;
+};
+
+struct kiwi_mr {
+	struct ib_mr ibmr;
+	struct kiwi_mem *mem;
+};
+
+/* Completion queue entry, kept compact; converted to ib_wc on poll. */
+struct kiwi_cqe {
+	u64 wr_id;
+	struct ib_qp *qp;
+	u32 byte_len;
+	u32 ex;				/* invalidated rkey or immediate */
+	u8 opcode;			/* enum ib_wc_opcode */
+	u8 status;			/* enum ib_wc_status */
+	u8 flags;			/* IB_WC_* flags */
+	u8 pad;
+};
+
+struct kiwi_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;
+	struct kiwi_cqe *cqes;
+	u32 size;			/* slots; power of two */
+	u32 head;			/* next to poll */
+	u32 count;			/* valid entries */
+	u8 armed;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP */
+	bool overflow;
+	bool user;
+};
+
+/* A scatter/gather element as kept on our queues. */
+struct kiwi_sge {
+	u64 addr;
+	u32 len;
+	u32 lkey;
+};
+
+struct kiwi_rqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct kiwi_sge sge[KIWI_MAX_SGE];
+};
+
+struct kiwi_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;
+	struct kiwi_rqe *rqes;
+	u32 size;			/* slots; power of two */
+	u32 max_wr;			/* as requested/reported */
+	u32 max_sge;
+	u32 head;			/* next to consume */
+	u32 count;			/* posted, not consumed */
+	u32 limit;			/* srq_limit; 0 = disarmed */
+	bool user;
+};
+
+/* iWARP verbs QP states (RDMAC verbs 6.2). */
+enum kiwi_qp_state {
+	KIWI_QP_IDLE,
+	KIWI_QP_RTS,
+	KIWI_QP_CLOSING,
+	KIWI_QP_TERMINATE,
+	KIWI_QP_ERROR,
+};
+
+struct kiwi_sqe {
+	u64 wr_id;
+	u32 opcode;			/* enum ib_wr_opcode */
+	u32 flags;			/* IB_SEND_* */
+	u32 num_sge;
+	u32 rkey;			/* remote STag (WRITE, READ) */
+	u64 raddr;			/* remote tagged offset */
+	u32 ex;				/* immediate or rkey to invalidate */
+	struct kiwi_sge sge[KIWI_MAX_SGE];
+};
+
+struct kiwi_qp {
+	struct ib_qp ibqp;
+	struct kiwi_device *kdev;
+	struct kref ref;		/* iw_cm and CM endpoint references */
+	struct completion freed;	/* last reference dropped */
+
+	struct mutex state_lock;	/* serialises state transitions */
+	enum kiwi_qp_state state;
+	enum ib_qp_state ib_state;	/* as reported by query_qp */
+
+	struct kiwi_cq *scq;
+	struct kiwi_cq *rcq;
+	struct kiwi_srq *srq;
+	enum ib_sig_type sq_sig_type;
+
+	spinlock_t sq_lock;
+	struct kiwi_sqe *sq;
+	u32 sq_size;			/* slots; power of two */
+	u32 sq_head;			/* next to process */
+	u32 sq_count;			/* posted, not completed */
+
+	spinlock_t rq_lock;
+	struct kiwi_rqe *rq;
+	u32 rq_size;
+	u32 rq_head;
+	u32 rq_count;
+
+	struct ib_qp_cap cap;		/* as granted */
+	int access;			/* IB_ACCESS_REMOTE_* granted to peer */
+	u32 ird;
+	u32 ord;
+	bool user;
+};
+
+static inline struct kiwi_device *to_kdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct kiwi_device, ibdev);
+}
+
+static inline struct kiwi_pd *to_kpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct kiwi_pd, ibpd);
+}
+
+static inline struct kiwi_mr *to_kmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct kiwi_mr, ibmr);
+}
+
+static inline struct kiwi_cq *to_kcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct kiwi_cq, ibcq);
+}
+
+static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct kiwi_srq, ibsrq);
+}
+
+static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct kiwi_qp, ibqp);
+}
+
+/*
+ * Reserve one unit of a per-device resource budget; false when the
+ * limit is reached.  Paired with atomic_dec() on release.
+ */
+static inline bool kiwi_res_get(atomic_t *count, u32 max)
+{
+	return atomic_add_unless(count, 1, max);
+}
+
+/* verbs.c: device, port, context and PD verbs */
+int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		      struct ib_udata *udata);
+int kiwi_query_port(struct ib_device *ibdev, u32 port,
+		    struct ib_port_attr *attr);
+int kiwi_get_port_immutable(struct ib_device *ibdev, u32 port,
+			    struct ib_port_immutable *imm);
+int kiwi_query_gid(struct ib_device *ibdev, u32 port, int idx,
+		   union ib_gid *gid);
+void kiwi_get_dev_fw_str(struct ib_device *ibdev, char *str);
+int kiwi_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
+void kiwi_dealloc_ucontext(struct ib_ucontext *uctx);
+int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* mem.c: memory registration and STag lookup */
+struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+			       u64 iova, int access, struct ib_udata *udata);
+int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag);
+void kiwi_mem_put(struct kiwi_mem *mem);
+
+/* cq.c: completion queues */
+int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int kiwi_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
+		bool solicited);
+
+/* qp.c: queue pairs, shared receive queues, work request posting */
+int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata);
+int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+void kiwi_qp_get(struct ib_qp *ibqp);
+void kiwi_qp_put(struct ib_qp *ibqp);
+struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn);
+int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
+		    struct ib_udata *udata);
+int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int kiwi_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int kiwi_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+
+#endif /* KIWI_H */

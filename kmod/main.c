@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: software iWARP RNIC -- module entry, device lifecycle.
+ *
+ * A kiwi device is created by "rdma link add NAME type kiwi netdev DEV"
+ * and lives until the link is deleted, the netdev goes away, or the
+ * module is unloaded.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/list.h>
+#include <linux/if_arp.h>
+#include <linux/etherdevice.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "kiwi.h"
+
+struct kiwi_limits kiwi_limits = {
+	.max_qp = 16384,
+	.max_qp_wr = 16384,
+	.max_cq = 32768,
+	.max_cqe = 65536,
+	.max_mr = 65536,
+	.max_pd = 16384,
+	.max_srq = 1024,
+	.max_srq_wr = 16384,
+};
+
+bool kiwi_crc_default = true;
+
+module_param_named(max_qp, kiwi_limits.max_qp, uint, 0444);
+MODULE_PARM_DESC(max_qp, "Queue pairs per device (default 16384)");
+module_param_named(max_qp_wr, kiwi_limits.max_qp_wr, uint, 0444);
+MODULE_PARM_DESC(max_qp_wr, "Work requests per send or receive queue (default 16384)");
+module_param_named(max_cq, kiwi_limits.max_cq, uint, 0444);
+MODULE_PARM_DESC(max_cq, "Completion queues per device (default 32768)");
+module_param_named(max_cqe, kiwi_limits.max_cqe, uint, 0444);
+MODULE_PARM_DESC(max_cqe, "Entries per completion queue (default 65536)");
+module_param_named(max_mr, kiwi_limits.max_mr, uint, 0444);
+MODULE_PARM_DESC(max_mr, "Memory regions per device (default 65536)");
+module_param_named(max_pd, kiwi_limits.max_pd, uint, 0444);
+MODULE_PARM_DESC(max_pd, "Protection domains per device (default 16384)");
+module_param_named(max_srq, kiwi_limits.max_srq, uint, 0444);
+MODULE_PARM_DESC(max_srq, "Shared receive queues per device (default 1024)");
+module_param_named(max_srq_wr, kiwi_limits.max_srq_wr, uint, 0444);
+MODULE_PARM_DESC(max_srq_wr, "Work requests per shared receive queue (default 16384)");
+module_param_named(crc, kiwi_crc_default, bool, 0644);
+MODULE_PARM_DESC(crc, "Request MPA CRC32c on new connections (default Y)");
+
+/* All kiwi devices, for module unload. */
+static LIST_HEAD(kiwi_dev_list);
+static DEFINE_MUTEX(kiwi_dev_mutex);
+
+static void kiwi_dealloc_driver(struct ib_device *ibdev);
+
+static const struct ib_device_ops kiwi_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = KIWI_ABI_VERSION,
+
+	.alloc_pd = kiwi_alloc_pd,
+	.alloc_ucontext = kiwi_alloc_ucontext,
+	.create_cq = kiwi_create_cq,
+	.create_qp = kiwi_create_qp,
+	.create_srq = kiwi_create_srq,
+	.dealloc_driver = kiwi_dealloc_driver,
+	.dealloc_pd = kiwi_dealloc_pd,
+	.dealloc_ucontext = kiwi_dealloc_ucontext,
+	.dereg_mr = kiwi_dereg_mr,
+	.destroy_cq = kiwi_destroy_cq,
+	.destroy_qp = kiwi_destroy_qp,
+	.destroy_srq = kiwi_destroy_srq,
+	.get_dev_fw_str = kiwi_get_dev_fw_str,
+	.get_dma_mr = kiwi_get_dma_mr,
+	.get_port_immutable = kiwi_get_port_immutable,
+	.iw_add_ref = kiwi_qp_get,
+	.iw_get_qp = kiwi_get_qp,
+	.iw_rem_ref = kiwi_qp_put,
+	.modify_qp = kiwi_modify_qp,
+	.modify_srq = kiwi_modify_srq,
+	.poll_cq = kiwi_poll_cq,
+	.post_recv = kiwi_post_recv,
+	.post_send = kiwi_post_send,
+	.post_srq_recv = kiwi_post_srq_recv,
+	.query_device = kiwi_query_device,
+	.query_gid = kiwi_query_gid,
+	.query_port = kiwi_query_port,
+	.query_qp = kiwi_query_qp,
+	.query_srq = kiwi_query_srq,
+	.reg_user_mr = kiwi_reg_user_mr,
+	.req_notify_cq = kiwi_req_notify_cq,
+	.resize_cq = kiwi_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, kiwi_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, kiwi_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, kiwi_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, kiwi_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, kiwi_ucontext, ibuc),
+};
+
+static bool kiwi_is_kiwi(struct ib_device *ibdev)
+{
+	return ibdev->ops.dealloc_driver == kiwi_dealloc_driver;
+}
+
+/* The kiwi device bound to @netdev, with a registration reference. */
+static struct kiwi_device *kiwi_get_by_netdev(struct net_device *netdev)
+{
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_netdev(netdev, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev)
+		return NULL;
+	if (!kiwi_is_kiwi(ibdev)) {
+		ib_device_put(ibdev);
+		return NULL;
+	}
+	return to_kdev(ibdev);
+}
+
+static void kiwi_port_event(struct kiwi_device *kdev, enum ib_event_type type)
+{
+	struct ib_event event = {
+		.device = &kdev->ibdev,
+		.event = type,
+		.element.port_num = 1,
+	};
+
+	ib_dispatch_event(&event);
+}
+
+/*
+ * Any netdev that carries IP over an Ethernet-like or loopback link will
+ * do: iWARP only needs TCP.  Devices without a MAC get a random GID.
+ */
+static bool kiwi_netdev_ok(struct net_device *netdev)
+{
+	switch (netdev->type) {
+	case ARPHRD_ETHER:
+	case ARPHRD_LOOPBACK:
+	case ARPHRD_NONE:
+	case ARPHRD_IEEE802:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static struct kiwi_device *kiwi_device_alloc(struct net_device *netdev)
+{
+	struct kiwi_device *kdev;
+	struct ib_device *ibdev;
+
+	kdev = ib_alloc_device(kiwi_device, ibdev);
+	if (!kdev)
+		return NULL;
+	ibdev = &kdev->ibdev;
+
+	if (netdev->addr_len >= ETH_ALEN && is_valid_ether_addr(netdev->dev_addr))
+		ether_addr_copy(kdev->mac, netdev->dev_addr);
+	else
+		eth_random_addr(kdev->mac);
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, kdev->mac);
+
+	ibdev->node_type = RDMA_NODE_RNIC;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	strscpy(ibdev->node_desc, KIWI_NODE_DESC, sizeof(ibdev->node_desc));
+	/* Data-path commands are not in the core's default write mask. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+
+	/* iWARP runs on the host's TCP ports: no iwpm port mapping. */
+	strscpy(ibdev->iw_ifname, netdev->name, sizeof(ibdev->iw_ifname));
+	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
+
+	kdev->netdev = netdev;
+	netdev_hold(netdev, &kdev->netdev_tracker, GFP_KERNEL);
+	kdev->lim = kiwi_limits;
+	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&kdev->mem_xa, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&kdev->list);
+
+	ib_set_device_ops(ibdev, &kiwi_dev_ops);
+	return kdev;
+}
+
+/* Called by the RDMA core once the device is unregistered. */
+static void kiwi_dealloc_driver(struct ib_device *ibdev)
+{
+	struct kiwi_device *kdev = to_kdev(ibdev);
+
+	mutex_lock(&kiwi_dev_mutex);
+	list_del_init(&kdev->list);
+	mutex_unlock(&kiwi_dev_mutex);
+
+	WARN_ON(!xa_empty(&kdev->qp_xa));
+	WARN_ON(!xa_empty(&kdev->mem_xa));
+	xa_destroy(&kdev->qp_xa);
+	xa_destroy(&kdev->mem_xa);
+	netdev_put(kdev->netdev, &kdev->netdev_tracker);
+}
+
+static int kiwi_newlink(const char *name, struct net_device *netdev)
+{
+	struct kiwi_device *kdev;
+	int rv;
+
+	if (!kiwi_netdev_ok(netdev))
+		return -EINVAL;
+
+	kdev = kiwi_get_by_netdev(netdev);
+	if (kdev) {
+		ib_device_put(&kdev->ibdev);
+		return -EEXIST;
+	}
+
+	kdev = kiwi_device_alloc(netdev);
+	if (!kdev)
+		return -ENOMEM;
+
+	rv = ib_device_set_netdev(&kdev->ibdev, netdev, 1);
+	if (rv)
+		goto err;
+
+	/*
+	 * Listed before registration: once registered, a concurrent netdev
+	 * removal may unregister and free the device at any time.
+	 */
+	mutex_lock(&kiwi_dev_mutex);
+	list_add_tail(&kdev->list, &kiwi_dev_list);
+	mutex_unlock(&kiwi_dev_mutex);
+
+	/* Software device: DMA addresses are kernel virtual addresses. */
+	get_device(&kdev->ibdev.dev);
+	rv = ib_register_device(&kdev->ibdev, name, NULL);
+	if (rv) {
+		put_device(&kdev->ibdev.dev);
+		mutex_lock(&kiwi_dev_mutex);
+		list_del(&kdev->list);
+		mutex_unlock(&kiwi_dev_mutex);
+		pr_info("cannot register %s on %s: %d\n", name, netdev->name, rv);
+		goto err;
+	}
+
+	if (strncmp(name, KIWI_DEV_NAME_PREFIX, strlen(KIWI_DEV_NAME_PREFIX)))
+		pr_notice("%s: name lacks prefix '%s'; the user-space provider will not bind to it\n",
+			  name, KIWI_DEV_NAME_PREFIX);
+	pr_info("%s attached to %s\n", name, netdev->name);
+
+	/* The netdev may have started going away while we registered. */
+	if (netdev->reg_state != NETREG_REGISTERED)
+		ib_unregister_device_queued(&kdev->ibdev);
+	put_device(&kdev->ibdev.dev);
+	return 0;
+
+err:
+	netdev_put(netdev, &kdev->netdev_tracker);
+	ib_dealloc_device(&kdev->ibdev);
+	return rv;
+}
+
+static int kiwi_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *arg)
+{
+	struct net_device *netdev = netdev_notifier_info_to_dev(arg);
+	struct kiwi_device *kdev;
+
+	kdev = kiwi_get_by_netdev(netdev);
+	if (!kdev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UP:
+		kiwi_port_event(kdev, IB_EVENT_PORT_ACTIVE);
+		break;
+	case NETDEV_DOWN:
+		kiwi_port_event(kdev, IB_EVENT_PORT_ERR);
+		break;
+	case NETDEV_CHANGE:
+		kiwi_port_event(kdev, netif_carrier_ok(netdev) ?
+				IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR);
+		break;
+	case NETDEV_CHANGEADDR:
+		kiwi_port_event(kdev, IB_EVENT_GID_CHANGE);
+		break;
+	case NETDEV_CHANGENAME:
+		strscpy(kdev->ibdev.iw_ifname, netdev->name,
+			sizeof(kdev->ibdev.iw_ifname));
+		break;
+	case NETDEV_UNREGISTER:
+		/* Cannot unregister under RTNL; the core defers it. */
+		ib_unregister_device_queued(&kdev->ibdev);
+		break;
+	default:
+		break;
+	}
+	ib_device_put(&kdev->ibdev);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block kiwi_netdev_nb = {
+	.notifier_call = kiwi_netdev_event,
+};
+
+static struct rdma_link_ops kiwi_link_ops = {
+	.type = KIWI_DRV_NAME,
+	.newlink = kiwi_newlink,
+};
+
+static bool kiwi_limits_valid(void)
+{
+	const struct kiwi_limits *l = &kiwi_limits;
+
+	return l->max_qp && l->max_qp_wr && l->max_cq && l->max_cqe &&
+	       l->max_mr && l->max_pd && l->max_srq_wr &&
+	       l->max_qp <= (1U << 24) - 2 && l->max_mr <= KIWI_STAG_INDEX_MAX &&
+	       l->max_qp_wr <= (1U << 20) && l->max_cqe <= (1U << 22) &&
+	       l->max_srq_wr <= (1U << 20);
+}
+
+static int __init kiwi_init(void)
+{
+	int rv;
+
+	if (!kiwi_limits_valid()) {
+		pr_err("invalid resource limit parameters\n");
+		return -EINVAL;
+	}
+	rv = register_netdevice_notifier(&kiwi_netdev_nb);
+	if (rv)
+		return rv;
+	rdma_link_register(&kiwi_link_ops);
+	pr_info("software iWARP RNIC " KIWI_DRV_VERSION " loaded\n");
+	return 0;
+}
+
+static void __exit kiwi_exit(void)
+{
+	struct kiwi_device *kdev;
+
+	/* No new devices after this; then tear down the existing ones. */
+	rdma_link_unregister(&kiwi_link_ops);
+	unregister_netdevice_notifier(&kiwi_netdev_nb);
+
+	for (;;) {
+		mutex_lock(&kiwi_dev_mutex);
+		kdev = list_first_entry_or_null(&kiwi_dev_list,
+						struct kiwi_device, list);
+		if (kdev) {
+			/* Unlisted by dealloc_driver, so the loop ends. */
+			get_device(&kdev->ibdev.dev);
+		}
+		mutex_unlock(&kiwi_dev_mutex);
+		if (!kdev)
+			break;
+		ib_unregister_device(&kdev->ibdev);
+		put_device(&kdev->ibdev.dev);
+	}
+	pr_info("unloaded\n");
+}
+
+module_init(kiwi_init);
+module_exit(kiwi_exit);
+
+MODULE_AUTHOR("kiwi developers");
+MODULE_DESCRIPTION("kiwi: software iWARP RDMA NIC over kernel TCP");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(KIWI_DRV_VERSION);
+MODULE_ALIAS_RDMA_LINK("kiwi");

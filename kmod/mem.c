@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: memory registration and STag management.
+ *
+ * An STag is (24-bit index << 8 | 8-bit key).  The index names a slot in
+ * the device's mem_xa; the key, chosen at random per registration, makes
+ * stale or guessed STags miss.  The receive path looks STags up under RCU
+ * and holds a reference only while placing one segment, so deregistration
+ * can simply wait for those references to drain.
+ */
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "kiwi.h"
+
+#define KIWI_ACCESS_SUPPORTED                                                 \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                     \
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_RELAXED_ORDERING)
+
+static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
+				       struct ib_pd *pd, int access)
+{
+	struct kiwi_mem *mem;
+	u32 idx;
+	int rv;
+
+	if (!kiwi_res_get(&kdev->num_mr, kdev->lim.max_mr))
+		return ERR_PTR(-ENOMEM);
+
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	if (!mem) {
+		atomic_dec(&kdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mem->kdev = kdev;
+	mem->pd = pd;
+	mem->access = access;
+	kref_init(&mem->ref);
+
+	/* Not yet visible: the slot holds NULL until kiwi_mem_publish(). */
+	rv = xa_alloc_cyclic(&kdev->mem_xa, &idx, NULL,
+			     XA_LIMIT(1, KIWI_STAG_INDEX_MAX), &kdev->mem_next,
+			     GFP_KERNEL);
+	if (rv < 0) {
+		kfree(mem);
+		atomic_dec(&kdev->num_mr);
+		return ERR_PTR(rv == -EBUSY ? -ENOMEM : rv);
+	}
+	mem->stag = idx << 8 | (get_random_u32() & 0xff);
+	return mem;
+}
+
+static void kiwi_mem_publish(struct kiwi_mem *mem)
+{
+	mem->valid = true;
+	xa_store(&mem->kdev->mem_xa, mem->stag >> 8, mem, GFP_KERNEL);
+}
+
+static void kiwi_mem_release(struct kref *ref)
+{
+	complete(container_of(ref, struct kiwi_mem, ref)->drained);
+}
+
+struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag)
+{
+	struct kiwi_mem *mem;
+
+	rcu_read_lock();
+	mem = xa_load(&kdev->mem_xa, stag >> 8);
+	if (mem && (mem->stag != stag || !kref_get_unless_zero(&mem->ref)))
+		mem = NULL;
+	rcu_read_unlock();
+	return mem;
+}
+
+void kiwi_mem_put(struct kiwi_mem *mem)
+{
+	kref_put(&mem->ref, kiwi_mem_release);
+}
+
+/*
+ * Unpublish the STag, wait until no placement or transmit still uses the
+ * memory, then free it.  Sleeps.  The structure itself outlives an RCU
+ * grace period, since a concurrent lookup may still be reading it.
+ */
+static void kiwi_mem_destroy(struct kiwi_mem *mem)
+{
+	struct kiwi_device *kdev = mem->kdev;
+	DECLARE_COMPLETION_ONSTACK(drained);
+
+	xa_erase(&kdev->mem_xa, mem->stag >> 8);
+	WRITE_ONCE(mem->valid, false);
+	mem->drained = &drained;
+	kiwi_mem_put(mem);
+	wait_for_completion(&drained);
+
+	if (mem->umem)
+		ib_umem_release(mem->umem);
+	kvfree(mem->pages);
+	kfree_rcu(mem, rcu);
+	atomic_dec(&kdev->num_mr);
+}
+
+static struct kiwi_mr *kiwi_mr_create(struct kiwi_mem *mem)
+{
+	struct kiwi_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+
+	if (!mr)
+		return NULL;
+	mr->mem = mem;
+	mr->ibmr.lkey = mem->stag;
+	mr->ibmr.rkey = mem->stag;
+	return mr;
+}
+
+/* Kernel consumers: the whole kernel virtual address space. */
+struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct kiwi_device *kdev = to_kdev(ibpd->device);
+	struct kiwi_mem *mem;
+	struct kiwi_mr *mr;
+
+	mem = kiwi_mem_alloc(kdev, ibpd, access);
+	if (IS_ERR(mem))
+		return ERR_CAST(mem);
+	mem->iova = 0;
+	mem->len = U64_MAX;
+
+	mr = kiwi_mr_create(mem);
+	if (!mr) {
+		kiwi_mem_destroy(mem);
+		return ERR_PTR(-ENOMEM);
+	}
+	kiwi_mem_publish(mem);
+	return &mr->ibmr;
+}
+
+static int kiwi_mem_pin(struct kiwi_mem *mem, u64 start, u64 len)
+{
+	struct ib_umem *umem;
+	struct sg_page_iter it;
+	unsigned long i = 0;
+
+	umem = ib_umem_get(&mem->kdev->ibdev, start, len, mem->access);
+	if (IS_ERR(umem))
+		return PTR_ERR(umem);
+	mem->umem = umem;
+	mem->user = true;
+	mem->npages = ib_umem_num_pages(umem);
+	mem->pages = kvmalloc_array(mem->npages, sizeof(*mem->pages),
+				    GFP_KERNEL);
+	if (!mem->pages)
+		return -ENOMEM;
+
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (WARN_ON_ONCE(i >= mem->npages))
+			return -EFAULT;
+		mem->pages[i++] = sg_page_iter_page(&it);
+	}
+	return i == mem->npages ? 0 : -EFAULT;
+}
+
+struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+			       u64 iova, int access, struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibpd->device);
+	struct kiwi_mem *mem;
+	struct kiwi_mr *mr;
+	int rv;
+
+	if (!len || len > kdev->ibdev.attrs.max_mr_size)
+		return ERR_PTR(-EINVAL);
+	if (access & ~KIWI_ACCESS_SUPPORTED)
+		return ERR_PTR(access & IB_ACCESS_REMOTE_ATOMIC ?
+			       -EOPNOTSUPP : -EINVAL);
+	/* The page array is indexed by page distance from iova. */
+	if ((start ^ iova) & ~PAGE_MASK || iova + len < iova)
+		return ERR_PTR(-EINVAL);
+
+	mem = kiwi_mem_alloc(kdev, ibpd, access);
+	if (IS_ERR(mem))
+		return ERR_CAST(mem);
+	mem->iova = iova;
+	mem->len = len;
+
+	rv = kiwi_mem_pin(mem, start, len);
+	if (rv)
+		goto err;
+
+	mr = kiwi_mr_create(mem);
+	if (!mr) {
+		rv = -ENOMEM;
+		goto err;
+	}
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = len;
+	kiwi_mem_publish(mem);
+	return &mr->ibmr;
+
+err:
+	kiwi_mem_destroy(mem);
+	return ERR_PTR(rv);
+}
+
+int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct kiwi_mr *mr = to_kmr(ibmr);
+
+	kiwi_mem_destroy(mr->mem);
+	kfree(mr);
+	return 0;
+}

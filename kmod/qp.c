@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: queue pairs, shared receive queues and work request posting.
+ *
+ * Send and receive queues are rings of validated work queue entries;
+ * user QPs post through the uverbs write path, so every WR arrives here
+ * as a kernel copy and is checked before it is queued.
+ */
+#include <linux/log2.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "kiwi.h"
+
+#define KIWI_QPN_MAX	((1U << 24) - 1)
+
+static void *kiwi_ring_alloc(u32 slots, size_t elem)
+{
+	return kvcalloc(slots, elem, GFP_KERNEL);
+}
+
+static u32 kiwi_ring_slots(u32 wr)
+{
+	return roundup_pow_of_two(max(wr, 1U));
+}
+
+/* ---- reference counting (shared with the iw_cm) ---- */
+
+static void kiwi_qp_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct kiwi_qp, ref)->freed);
+}
+
+void kiwi_qp_get(struct ib_qp *ibqp)
+{
+	kref_get(&to_kqp(ibqp)->ref);
+}
+
+void kiwi_qp_put(struct ib_qp *ibqp)
+{
+	kref_put(&to_kqp(ibqp)->ref, kiwi_qp_release);
+}
+
+struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
+{
+	struct kiwi_qp *qp = xa_load(&to_kdev(ibdev)->qp_xa, qpn);
+
+	return qp ? &qp->ibqp : NULL;
+}
+
+/* ---- completions and flushing ---- */
+
+static enum ib_wc_opcode kiwi_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static void kiwi_sq_complete(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
+			     enum ib_wc_status status)
+{
+	struct kiwi_cqe cqe = {
+		.wr_id = sqe->wr_id,
+		.qp = &qp->ibqp,
+		.opcode = kiwi_wc_opcode(sqe->opcode),
+		.status = status,
+	};
+
+	kiwi_cq_add(qp->scq, &cqe, false);
+}
+
+static void kiwi_rq_complete(struct kiwi_qp *qp, u64 wr_id,
+			     enum ib_wc_status status)
+{
+	struct kiwi_cqe cqe = {
+		.wr_id = wr_id,
+		.qp = &qp->ibqp,
+		.opcode = IB_WC_RECV,
+		.status = status,
+	};
+
+	kiwi_cq_add(qp->rcq, &cqe, false);
+}
+
+/* Complete every outstanding WR with IB_WC_WR_FLUSH_ERR. */
+static void kiwi_qp_flush(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	while (qp->sq_count) {
+		kiwi_sq_complete(qp, &qp->sq[qp->sq_head], IB_WC_WR_FLUSH_ERR);
+		qp->sq_head = (qp->sq_head + 1) & (qp->sq_size - 1);
+		qp->sq_count--;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+
+	if (qp->srq)
+		return;
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	while (qp->rq_count) {
+		kiwi_rq_complete(qp, qp->rq[qp->rq_head].wr_id,
+				 IB_WC_WR_FLUSH_ERR);
+		qp->rq_head = (qp->rq_head + 1) & (qp->rq_size - 1);
+		qp->rq_count--;
+	}
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+}
+
+/* ---- create / destroy ---- */
+
+static int kiwi_qp_check_cap(struct kiwi_device *kdev,
+			     struct ib_qp_init_attr *attr)
+{
+	struct ib_qp_cap *cap = &attr->cap;
+
+	if (attr->qp_type != IB_QPT_RC)
+		return -EOPNOTSUPP;
+	if (attr->create_flags)
+		return -EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq)
+		return -EINVAL;
+	if (cap->max_send_wr > kdev->lim.max_qp_wr ||
+	    cap->max_send_sge > KIWI_MAX_SGE ||
+	    cap->max_inline_data > KIWI_MAX_INLINE)
+		return -EINVAL;
+	if (attr->srq)
+		return 0;
+	if (cap->max_recv_wr > kdev->lim.max_qp_wr ||
+	    cap->max_recv_sge > KIWI_MAX_SGE)
+		return -EINVAL;
+	return 0;
+}
+
+static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
+{
+	struct kiwi_uresp_create_qp resp = {
+		.qp_id = qp->ibqp.qp_num,
+		.num_sqe = qp->sq_size,
+		.num_rqe = qp->srq ? 0 : qp->rq_size,
+	};
+
+	if (!udata->outlen)
+		return 0;
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+static int kiwi_qp_alloc_queues(struct kiwi_qp *qp,
+				struct ib_qp_init_attr *attr)
+{
+	qp->sq_size = kiwi_ring_slots(attr->cap.max_send_wr);
+	qp->sq = kiwi_ring_alloc(qp->sq_size, sizeof(*qp->sq));
+	if (!qp->sq)
+		return -ENOMEM;
+	if (qp->srq)
+		return 0;
+	qp->rq_size = kiwi_ring_slots(attr->cap.max_recv_wr);
+	qp->rq = kiwi_ring_alloc(qp->rq_size, sizeof(*qp->rq));
+	return qp->rq ? 0 : -ENOMEM;
+}
+
+int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibqp->device);
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	u32 qpn;
+	int rv;
+
+	rv = kiwi_qp_check_cap(kdev, attr);
+	if (rv)
+		return rv;
+	if (!kiwi_res_get(&kdev->num_qp, kdev->lim.max_qp))
+		return -ENOMEM;
+
+	qp->kdev = kdev;
+	kref_init(&qp->ref);
+	init_completion(&qp->freed);
+	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->state = KIWI_QP_IDLE;
+	qp->ib_state = IB_QPS_RESET;
+	qp->scq = to_kcq(attr->send_cq);
+	qp->rcq = to_kcq(attr->recv_cq);
+	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
+	qp->sq_sig_type = attr->sq_sig_type;
+	qp->user = !!udata;
+	qp->ird = KIWI_MAX_IRD;
+	qp->ord = KIWI_MAX_ORD;
+
+	rv = kiwi_qp_alloc_queues(qp, attr);
+	if (rv)
+		goto err;
+
+	/* Grant what we really have; the caller sees it in attr->cap. */
+	attr->cap.max_send_wr = qp->sq_size;
+	attr->cap.max_send_sge = KIWI_MAX_SGE;
+	attr->cap.max_inline_data = KIWI_MAX_INLINE;
+	if (!qp->srq) {
+		attr->cap.max_recv_wr = qp->rq_size;
+		attr->cap.max_recv_sge = KIWI_MAX_SGE;
+	}
+	qp->cap = attr->cap;
+
+	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, qp, XA_LIMIT(1, KIWI_QPN_MAX),
+			     &kdev->qp_next, GFP_KERNEL);
+	if (rv < 0) {
+		rv = rv == -EBUSY ? -ENOMEM : rv;
+		goto err;
+	}
+	ibqp->qp_num = qpn;
+
+	if (udata) {
+		rv = kiwi_qp_resp(qp, udata);
+		if (rv) {
+			xa_erase(&kdev->qp_xa, qpn);
+			goto err;
+		}
+	}
+	return 0;
+
+err:
+	kvfree(qp->sq);
+	kvfree(qp->rq);
+	atomic_dec(&kdev->num_qp);
+	return rv;
+}
+
+int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct kiwi_device *kdev = qp->kdev;
+
+	mutex_lock(&qp->state_lock);
+	qp->state = KIWI_QP_ERROR;
+	qp->ib_state = IB_QPS_ERR;
+	mutex_unlock(&qp->state_lock);
+
+	xa_erase(&kdev->qp_xa, ibqp->qp_num);
+
+	/* The iw_cm may still hold references until the connection ends. */
+	kiwi_qp_put(ibqp);
+	wait_for_completion(&qp->freed);
+
+	kvfree(qp->sq);
+	kvfree(qp->rq);
+	atomic_dec(&kdev->num_qp);
+	return 0;
+}
+
+/* ---- state machine ---- */
+
+static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
+{
+	enum ib_qp_state from = qp->ib_state;
+
+	switch (to) {
+	case IB_QPS_RESET:
+		if (qp->state == KIWI_QP_RTS)
+			return -EINVAL;
+		qp->state = KIWI_QP_IDLE;
+		break;
+	case IB_QPS_INIT:
+	case IB_QPS_RTR:
+		if (from != IB_QPS_RESET && from != IB_QPS_INIT &&
+		    from != IB_QPS_RTR)
+			return -EINVAL;
+		qp->state = KIWI_QP_IDLE;
+		break;
+	case IB_QPS_RTS:
+		/* Only a connection (the CM) makes an iWARP QP RTS. */
+		if (qp->state != KIWI_QP_RTS)
+			return -EINVAL;
+		break;
+	case IB_QPS_SQD:
+		if (qp->state != KIWI_QP_RTS)
+			return -EINVAL;
+		qp->state = KIWI_QP_CLOSING;
+		break;
+	case IB_QPS_ERR:
+		qp->state = KIWI_QP_ERROR;
+		qp->ib_state = to;
+		kiwi_qp_flush(qp);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+	qp->ib_state = to;
+	return 0;
+}
+
+int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	int rv = 0;
+
+	if (mask & ~(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS |
+		     IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_MAX_QP_RD_ATOMIC |
+		     IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_EN_SQD_ASYNC_NOTIFY))
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > KIWI_MAX_ORD)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > KIWI_MAX_IRD)
+		return -EINVAL;
+
+	mutex_lock(&qp->state_lock);
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != qp->ib_state) {
+		rv = -EINVAL;
+		goto out;
+	}
+	if (mask & IB_QP_STATE) {
+		rv = kiwi_qp_set_state(qp, attr->qp_state);
+		if (rv)
+			goto out;
+	}
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->ord = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->ird = attr->max_dest_rd_atomic;
+out:
+	mutex_unlock(&qp->state_lock);
+	return rv;
+}
+
+int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	attr->qp_state = qp->ib_state;
+	attr->cur_qp_state = qp->ib_state;
+	attr->qp_access_flags = qp->access;
+	attr->cap = qp->cap;
+	attr->max_rd_atomic = qp->ord;
+	attr->max_dest_rd_atomic = qp->ird;
+	attr->port_num = 1;
+	attr->path_mtu = ib_mtu_int_to_enum(READ_ONCE(qp->kdev->netdev->mtu));
+	attr->path_mig_state = IB_MIG_MIGRATED;
+
+	init->qp_type = IB_QPT_RC;
+	init->send_cq = &qp->scq->ibcq;
+	init->recv_cq = &qp->rcq->ibcq;
+	init->srq = qp->srq ? &qp->srq->ibsrq : NULL;
+	init->sq_sig_type = qp->sq_sig_type;
+	init->cap = qp->cap;
+	return 0;
+}
+
+/* ---- posting ---- */
+
+static int kiwi_copy_sges(struct kiwi_sge *dst, const struct ib_sge *src,
+			  int num, u32 max)
+{
+	int i;
+
+	if (num < 0 || num > max)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		dst[i].addr = src[i].addr;
+		dst[i].len = src[i].length;
+		dst[i].lkey = src[i].lkey;
+	}
+	return 0;
+}
+
+static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			    struct kiwi_sqe *sqe)
+{
+	sqe->wr_id = wr->wr_id;
+	sqe->opcode = wr->opcode;
+	sqe->flags = wr->send_flags;
+	sqe->num_sge = wr->num_sge;
+	if (qp->sq_sig_type == IB_SIGNAL_ALL_WR)
+		sqe->flags |= IB_SEND_SIGNALED;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_INV:
+		sqe->ex = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (wr->opcode == IB_WR_RDMA_READ && wr->num_sge > KIWI_MAX_SGE_RD)
+		return -EINVAL;
+	if (wr->send_flags & IB_SEND_INLINE)
+		return -EOPNOTSUPP;	/* not yet: needs the data path */
+	return kiwi_copy_sges(sqe->sge, wr->sg_list, wr->num_sge,
+			      qp->cap.max_send_sge);
+}
+
+int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct kiwi_sqe sqe;
+	unsigned long flags;
+	int rv = 0;
+
+	for (; wr; wr = wr->next) {
+		memset(&sqe, 0, sizeof(sqe));
+		rv = kiwi_sqe_from_wr(qp, wr, &sqe);
+		if (rv)
+			break;
+		spin_lock_irqsave(&qp->sq_lock, flags);
+		if (qp->sq_count == qp->sq_size) {
+			rv = -ENOMEM;
+		} else if (READ_ONCE(qp->state) == KIWI_QP_ERROR) {
+			/* Posting to an errored QP completes as flushed. */
+			kiwi_sq_complete(qp, &sqe, IB_WC_WR_FLUSH_ERR);
+		} else {
+			/* No connection yet: the data path is not built. */
+			rv = -ENOTCONN;
+		}
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		if (rv)
+			break;
+	}
+	if (rv)
+		*bad_wr = wr;
+	return rv;
+}
+
+static int kiwi_rqe_from_wr(const struct ib_recv_wr *wr, struct kiwi_rqe *rqe,
+			    u32 max_sge)
+{
+	rqe->wr_id = wr->wr_id;
+	rqe->num_sge = wr->num_sge;
+	return kiwi_copy_sges(rqe->sge, wr->sg_list, wr->num_sge, max_sge);
+}
+
+int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	unsigned long flags;
+	int rv = 0;
+
+	if (qp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	for (; wr; wr = wr->next) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		if (READ_ONCE(qp->state) == KIWI_QP_ERROR) {
+			kiwi_rq_complete(qp, wr->wr_id, IB_WC_WR_FLUSH_ERR);
+		} else if (qp->rq_count == qp->rq_size) {
+			rv = -ENOMEM;
+		} else {
+			u32 slot = (qp->rq_head + qp->rq_count) &
+				   (qp->rq_size - 1);
+
+			rv = kiwi_rqe_from_wr(wr, &qp->rq[slot],
+					      qp->cap.max_recv_sge);
+			if (!rv)
+				qp->rq_count++;
+		}
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		if (rv)
+			break;
+	}
+	if (rv)
+		*bad_wr = wr;
+	return rv;
+}
+
+/* ---- shared receive queues ---- */
+
+static int kiwi_srq_resp(struct kiwi_srq *srq, struct ib_udata *udata)
+{
+	struct kiwi_uresp_create_srq resp = {
+		.srq_id = srq->ibsrq.res.id,
+		.num_rqe = srq->size,
+	};
+
+	if (!udata || !udata->outlen)
+		return 0;
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibsrq->device);
+	struct kiwi_srq *srq = to_ksrq(ibsrq);
+	struct ib_srq_attr *attr = &init->attr;
+	int rv;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (!attr->max_wr || attr->max_wr > kdev->lim.max_srq_wr ||
+	    attr->max_sge > KIWI_MAX_SGE || attr->srq_limit > attr->max_wr)
+		return -EINVAL;
+	if (!kiwi_res_get(&kdev->num_srq, kdev->lim.max_srq))
+		return -ENOMEM;
+
+	spin_lock_init(&srq->lock);
+	srq->size = kiwi_ring_slots(attr->max_wr);
+	srq->rqes = kiwi_ring_alloc(srq->size, sizeof(*srq->rqes));
+	if (!srq->rqes) {
+		rv = -ENOMEM;
+		goto err;
+	}
+	srq->max_wr = attr->max_wr;
+	srq->max_sge = attr->max_sge ? attr->max_sge : 1;
+	srq->limit = attr->srq_limit;
+	srq->user = !!udata;
+
+	rv = kiwi_srq_resp(srq, udata);
+	if (rv)
+		goto err;
+	return 0;
+err:
+	kvfree(srq->rqes);
+	atomic_dec(&kdev->num_srq);
+	return rv;
+}
+
+int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct kiwi_srq *srq = to_ksrq(ibsrq);
+
+	kvfree(srq->rqes);
+	atomic_dec(&to_kdev(ibsrq->device)->num_srq);
+	return 0;
+}
+
+int kiwi_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct kiwi_srq *srq = to_ksrq(ibsrq);
+	unsigned long flags;
+	int rv = 0;
+
+	/* Resizing an SRQ is not supported. */
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	if (attr->srq_limit > srq->max_wr)
+		rv = -EINVAL;
+	else
+		srq->limit = attr->srq_limit;
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return rv;
+}
+
+int kiwi_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct kiwi_srq *srq = to_ksrq(ibsrq);
+
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = srq->limit;
+	return 0;
+}
+
+int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr)
+{
+	struct kiwi_srq *srq = to_ksrq(ibsrq);
+	unsigned long flags;
+	int rv = 0;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	for (; wr; wr = wr->next) {
+		u32 slot;
+
+		if (srq->count >= srq->max_wr) {
+			rv = -ENOMEM;
+			break;
+		}
+		slot = (srq->head + srq->count) & (srq->size - 1);
+		rv = kiwi_rqe_from_wr(wr, &srq->rqes[slot], srq->max_sge);
+		if (rv)
+			break;
+		srq->count++;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (rv)
+		*bad_wr = wr;
+	return rv;
+}
