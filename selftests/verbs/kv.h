@@ -135,37 +135,62 @@ static inline bool kv_read_long(const char *path, long *v)
 }
 
 /*
- * Number of resources of one kind ("pd", "cq", "qp", "mr", "srq", "ctx")
- * the kernel's restrack holds for the device under test, from
- * `rdma res show DEV`.  Returns -1 if it can't be determined.
+ * Resource counts the kernel's restrack holds for the device under test,
+ * from one run of `rdma res show DEV` ("0: kiwi0: pd 1 cq 2 qp 1 ...").
+ * kinds[i] ("pd", "cq", "qp", "mr", "srq", "ctx") -> out[i].
+ * Returns false (out[] = -1) if it can't be determined.
  */
-static inline long kv_res_count(const char *kind)
+static inline bool kv_res_counts(const char *const *kinds, int n, long *out)
 {
 	char cmd[256], line[1024];
-	long val = -1;
+	bool all = true;
 	FILE *p;
+	int i;
 
+	for (i = 0; i < n; i++)
+		out[i] = -1;
 	snprintf(cmd, sizeof(cmd), "rdma res show %s 2>&1", kv_dev_name());
 	p = popen(cmd, "r");
 	if (!p)
-		return -1;
+		return false;
 	while (fgets(line, sizeof(line), p)) {
 		char *tok, *save = NULL, *prev = NULL;
 
 		for (tok = strtok_r(line, " \t\n", &save); tok;
 		     tok = strtok_r(NULL, " \t\n", &save)) {
-			if (prev && !strcmp(prev, kind)) {
+			for (i = 0; prev && i < n; i++) {
 				char *end;
-				long v = strtol(tok, &end, 10);
+				long v;
 
+				if (strcmp(prev, kinds[i]))
+					continue;
+				v = strtol(tok, &end, 10);
 				if (end != tok && !*end)
-					val = v;
+					out[i] = v;
 			}
 			prev = tok;
 		}
 	}
 	pclose(p);
-	return val;
+	for (i = 0; i < n; i++)
+		all &= out[i] >= 0;
+	return all;
+}
+
+static inline long kv_res_count(const char *kind)
+{
+	long v;
+
+	kv_res_counts(&kind, 1, &v);
+	return v;
+}
+
+static inline double kv_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static inline int kv_mtu_num(enum ibv_mtu m)

@@ -83,7 +83,24 @@ TEST(create_query_destroy_rc)
 	teardown(&e);
 }
 
-TEST(create_rc_max_caps)
+TEST(create_rc_max_sge)
+{
+	struct env e = setup();
+	struct ibv_qp_init_attr ia = kv_rc_attr(e.cq);
+	struct ibv_qp_cap want;
+	struct ibv_qp *qp;
+
+	ia.cap.max_send_sge = e.attr.max_sge;
+	ia.cap.max_recv_sge = e.attr.max_sge;
+	want = ia.cap;
+	qp = ibv_create_qp(e.pd, &ia);
+	ASSERT_NONNULL(qp);
+	check_caps(&ia.cap, &want);
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	teardown(&e);
+}
+
+TEST(create_rc_max_wr)
 {
 	struct env e = setup();
 	struct ibv_qp_init_attr ia = kv_rc_attr(e.cq);
@@ -92,8 +109,6 @@ TEST(create_rc_max_caps)
 
 	ia.cap.max_send_wr = e.attr.max_qp_wr;
 	ia.cap.max_recv_wr = e.attr.max_qp_wr;
-	ia.cap.max_send_sge = e.attr.max_sge;
-	ia.cap.max_recv_sge = e.attr.max_sge;
 	want = ia.cap;
 	qp = ibv_create_qp(e.pd, &ia);
 	ASSERT_NONNULL(qp);

@@ -1,0 +1,477 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# selftests/guest/suite.sh -- kiwi's guest-side test driver.  Runs as root
+# inside the test guest, started by selftests/check as
+#
+#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/suite.sh
+#
+# and prints one TAP 13 stream on stdout: every C verbs test case, every
+# pyverbs case and every shell-level check below is one "ok N name" /
+# "not ok N name" line; the plan line "1..N" comes last, so a guest that
+# dies half-way is recognisable by the missing plan.  Exit status is 0 only
+# if nothing failed.
+#
+# Options (also as env):
+#   --driver kiwi|rxe  (KIWI_SUITE_DRIVER) rxe: run the same suite against
+#                      soft-RoCE, to validate the suite itself; the
+#                      iWARP/kiwi-specific checks are expected to fail.
+#   --only GROUPS      (KIWI_SUITE_ONLY) comma-separated subset of:
+#                      module verbs pyverbs link cleanup limits
+#
+# Environment: KIWI_SELFTEST_BIN (default build/selftests of this tree).
+set -u
+
+ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
+BIN=${KIWI_SELFTEST_BIN:-$ROOT/build/selftests}
+DRIVER=${KIWI_SUITE_DRIVER:-kiwi}
+ONLY=${KIWI_SUITE_ONLY:-}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--driver) DRIVER=$2; shift 2 ;;
+	--only) ONLY=$2; shift 2 ;;
+	*) echo "suite.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+
+case "$DRIVER" in
+kiwi) MOD=kiwi; LTYPE=kiwi; PFX=kiwi ;;
+rxe)  MOD=rdma_rxe; LTYPE=rxe; PFX=rxe ;;
+*) echo "suite.sh: unknown driver $DRIVER" >&2; exit 2 ;;
+esac
+DEV0=${PFX}0 DEV1=${PFX}1 ND0=d0 ND1=d1
+# Small limits for the resource-exhaustion tests (module reloaded with them).
+LIMIT_PARAMS="max_qp=6 max_cq=7 max_mr=9 max_pd=5 max_srq=4"
+
+export LC_ALL=C
+START=$SECONDS
+T=0 NFAIL=0 NSKIP=0
+GROUP=-
+
+# ------------------------------------------------------------ TAP output --
+tap_ok()    { T=$((T + 1)); echo "ok $T $1${2:+ # SKIP $2}"; [ -z "${2:-}" ] || NSKIP=$((NSKIP + 1)); }
+tap_notok() { T=$((T + 1)); NFAIL=$((NFAIL + 1)); echo "not ok $T $1"; }
+diag()      { sed -e 's/^/# /'; }
+phase()     { GROUP=$1; echo "# ==== $1 ($((SECONDS - START)) s) ===="; }
+want()      { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+
+# Kernel trouble in the dmesg lines logged since a mark.
+KTROUBLE='(^|[^A-Za-z0-9_])BUG([^A-Za-z0-9_]|$)|WARNING:|Oops|general protection fault|Call Trace:|UBSAN|KASAN|KFENCE|Redzone|Poison overwritten|Object padding|list_(add|del) corruption|refcount_t:|soft lockup|blocked for more than|unreferenced object'
+dmesg_mark() { dmesg | wc -l; }
+dmesg_trouble() { dmesg | tail -n +$(($1 + 1)) | grep -E -- "$KTROUBLE"; }
+
+# check NAME CMD...: runs CMD (a function or program), output as
+# diagnostics; exit 0 -> ok, 77 -> skip (last output line = reason),
+# anything else -> not ok.  Kernel trouble logged meanwhile -> not ok.
+check() {
+	local name=$GROUP.$1 out rc mark
+	shift
+	mark=$(dmesg_mark)
+	out=$("$@" 2>&1)
+	rc=$?
+	[ -z "$out" ] || printf '%s\n' "$out" | sed -e "s/^/# $1: /"
+	if trouble=$(dmesg_trouble "$mark"); then
+		printf 'kernel trouble during this test:\n%s\n' "$trouble" | head -20 | diag
+		rc=1
+	fi
+	case $rc in
+	0) tap_ok "$name" ;;
+	77) tap_ok "$name" "$(printf '%s\n' "$out" | tail -n1)" ;;
+	*) tap_notok "$name" ;;
+	esac
+	return $rc
+}
+
+# embed NAME CMD...: runs a program that prints TAP and re-emits its
+# results as part of this stream (renumbered, names prefixed NAME.).  A
+# crash, a non-zero exit without a "not ok", or fewer results than planned
+# add a failure of their own.
+embed() {
+	local name=$1 line plan=-1 n=0 bad=0 rc=0 mark
+	local -A seen=()
+	shift
+	mark=$(dmesg_mark)
+	while IFS= read -r line; do
+		case "$line" in
+		"__embed_rc="*) rc=${line#__embed_rc=} ;;
+		"TAP version"*) ;;
+		1..*) plan=${line#1..} ;;
+		"ok "*|"not ok "*)
+			local st=ok rest=${line#ok }
+			if [[ $line == "not ok "* ]]; then st=notok; rest=${line#not ok }; fi
+			rest=${rest#* }	# drop the number
+			n=$((n + 1))
+			if [ $st = ok ]; then
+				if [[ $rest == *" # SKIP"* ]]; then
+					tap_ok "$name.${rest%% # SKIP*}" "${rest#* # SKIP }"
+				else
+					tap_ok "$name.$rest"
+				fi
+			else
+				bad=$((bad + 1))
+				tap_notok "$name.$rest"
+			fi
+			;;
+		"# RUN "*) ;;
+		"#"*) echo "$line" ;;
+		*)	# raw output (library warnings...): once per program
+			[ -n "${seen[$line]:-}" ] || echo "# $line"
+			seen[$line]=1 ;;
+		esac
+	done < <("$@" 2>&1; echo "__embed_rc=$?")
+	if [ "$plan" -ge 0 ] && [ "$n" -ne "$plan" ]; then
+		echo "# $name: planned $plan tests, got $n"
+		tap_notok "$name.incomplete"
+	elif [ "$plan" -lt 0 ]; then
+		echo "# $name: no TAP plan (exit status $rc)"
+		tap_notok "$name.no_plan"
+	elif [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+		echo "# $name: exit status $rc without a failed test"
+		tap_notok "$name.exit_status"
+	fi
+	if trouble=$(dmesg_trouble "$mark"); then
+		printf 'kernel trouble while %s ran:\n%s\n' "$name" "$trouble" | head -20 | diag
+		tap_notok "$name.dmesg_clean"
+	fi
+}
+
+# wait_for SECONDS CMD...: polls CMD until it succeeds.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.2
+	done
+}
+tmo() { timeout -k 5 "${TMO:-60}" "$@"; }
+
+# ------------------------------------------------------------- helpers --
+have_dev()   { [ -e "/sys/class/infiniband/$1" ]; }
+no_dev()     { [ ! -e "/sys/class/infiniband/$1" ]; }
+mod_loaded() { [ -e "/sys/module/$MOD" ]; }
+
+netdev_add() {
+	ip link del "$1" 2>/dev/null
+	ip link add "$1" type dummy && ip link set "$1" mtu "${2:-1500}" up
+}
+
+link_add() {	# DEV NETDEV
+	tmo rdma link add "$1" type "$LTYPE" netdev "$2" || return 1
+	wait_for 10 have_dev "$1" || { echo "$1 not in /sys/class/infiniband after link add"; return 1; }
+}
+
+devinfo_field() {	# DEV FIELD -> value of "FIELD: value" from ibv_devinfo
+	ibv_devinfo -d "$1" 2>/dev/null | sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" | head -n1
+}
+devinfo_match() { [[ "$(devinfo_field "$1" "$2")" =~ $3 ]]; }
+
+expect_devinfo() {	# DEV FIELD VALUE-REGEX [timeout]
+	local got
+	if ! wait_for "${4:-0}" devinfo_match "$1" "$2" "$3"; then
+		got=$(devinfo_field "$1" "$2")
+		echo "ibv_devinfo -d $1: $2 is '${got:-<missing>}', expected /$3/"
+		ibv_devinfo -d "$1" 2>&1 | head -30
+		return 1
+	fi
+	echo "ibv_devinfo -d $1: $2: $(devinfo_field "$1" "$2")"
+}
+
+rdma_link_state() {	# DEV -> state word from `rdma link show DEV/1`
+	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* state \([A-Z_]*\).*/\1/p'
+}
+link_state_is() { [ "$(rdma_link_state "$1")" = "$2" ]; }
+
+expect_link_state() {	# DEV STATE [timeout]
+	if ! wait_for "${3:-5}" link_state_is "$1" "$2"; then
+		echo "rdma link show $1/1: state '$(rdma_link_state "$1")', expected $2"
+		rdma link show 2>&1
+		return 1
+	fi
+	rdma link show "$1/1"
+}
+
+run_verbs() {	# PROGRAM [args]: the C verbs test, or a failure if unbuilt
+	local p=$BIN/$1
+	shift
+	if [ ! -x "$p" ]; then
+		echo "TAP version 13"; echo "1..1"
+		echo "# $p not built (cmake --build build)"
+		echo "not ok 1 built"
+		return 1
+	fi
+	KIWI_DEV=${KIWI_DEV:-$DEV0} KIWI_NETDEV=${KIWI_NETDEV:-$ND0} "$p" "$@"
+}
+
+# ---------------------------------------------------------------- tests --
+t_modprobe() {
+	mod_loaded && { tmo rmmod "$MOD" || return 1; }
+	tmo modprobe "$MOD" "$@" || return 1
+	mod_loaded || { echo "/sys/module/$MOD missing after modprobe"; return 1; }
+	echo "loaded $MOD $*"
+}
+
+t_modinfo() {
+	[ "$DRIVER" = kiwi ] || { echo "kiwi only"; return 77; }
+	local ko=$ROOT/kmod/kiwi.ko parms p fail=0
+	[ -f "$ko" ] || { echo "$ko missing"; return 1; }
+	parms=$(modinfo -F parm "$ko") || return 1
+	printf '%s\n' "$parms"
+	for p in max_qp max_cq max_mr max_pd max_srq crc; do
+		# "name:description (type)"; the description must be non-empty.
+		if ! grep -qE "^$p:[[:space:]]*[^[:space:](][^(]*(\(.*\))?$" <<<"$parms"; then
+			echo "parameter $p missing or without a description"
+			fail=1
+		fi
+	done
+	for f in license description; do
+		[ -n "$(modinfo -F $f "$ko")" ] || { echo "modinfo: no $f"; fail=1; }
+	done
+	return $fail
+}
+
+t_setup_dev0() {
+	netdev_add $ND0 1500 || return 1
+	link_add $DEV0 $ND0 || return 1
+	rdma link show "$DEV0/1"
+}
+
+t_sysfs_node_type() {
+	local nt
+	nt=$(cat /sys/class/infiniband/$DEV0/node_type) || return 1
+	echo "node_type: $nt"
+	[[ $nt == "4: RNIC" ]]
+}
+
+t_devinfo_transport() { expect_devinfo $DEV0 transport 'iWARP \(1\)'; }
+t_devinfo_active()    { expect_devinfo $DEV0 state 'PORT_ACTIVE \(4\)'; }
+t_devinfo_link_layer() { expect_devinfo $DEV0 link_layer 'Ethernet'; }
+t_devinfo_mtu1500()   { expect_devinfo $DEV0 active_mtu '1024 \(3\)'; }
+
+t_rdma_link_active() { expect_link_state $DEV0 ACTIVE; }
+t_rdma_link_netdev() {
+	local s
+	s=$(rdma link show "$DEV0/1") || return 1
+	echo "$s"
+	[[ $s == *" netdev $ND0"* ]]
+}
+
+t_mtu_9000() {
+	ip link set $ND0 mtu 9000 || return 1
+	expect_devinfo $DEV0 active_mtu '4096 \(5\)' 5
+}
+
+t_mtu_back_1500() {
+	ip link set $ND0 mtu 1500 || return 1
+	expect_devinfo $DEV0 active_mtu '1024 \(3\)' 5
+}
+
+t_netdev_down() {
+	ip link set $ND0 down || return 1
+	local rc=0
+	expect_devinfo $DEV0 state 'PORT_DOWN \(1\)' 5 || rc=1
+	expect_link_state $DEV0 DOWN || rc=1
+	return $rc
+}
+
+t_netdev_up() {
+	ip link set $ND0 up || return 1
+	local rc=0
+	expect_devinfo $DEV0 state 'PORT_ACTIVE \(4\)' 5 || rc=1
+	expect_link_state $DEV0 ACTIVE || rc=1
+	return $rc
+}
+
+t_second_device() {
+	netdev_add $ND1 1500 || return 1
+	link_add $DEV1 $ND1 || return 1
+	rdma link show
+	have_dev $DEV0 || { echo "$DEV0 vanished"; return 1; }
+	expect_devinfo $DEV1 state 'PORT_ACTIVE \(4\)' 5 || return 1
+	# Both usable from libibverbs at once.
+	KIWI_DEV=$DEV1 KIWI_NETDEV=$ND1 run_verbs verbs_pd_mr -t alloc_dealloc_pd >/dev/null ||
+		{ echo "verbs on $DEV1 failed"; return 1; }
+	KIWI_DEV=$DEV0 KIWI_NETDEV=$ND0 run_verbs verbs_pd_mr -t alloc_dealloc_pd >/dev/null ||
+		{ echo "verbs on $DEV0 failed"; return 1; }
+}
+
+t_second_device_gid() {
+	KIWI_DEV=$DEV1 KIWI_NETDEV=$ND1 run_verbs verbs_device -t query_gid_mac
+}
+
+t_duplicate_name() {
+	local out rc
+	out=$(tmo rdma link add $DEV0 type "$LTYPE" netdev $ND1 2>&1); rc=$?
+	echo "rdma link add $DEV0 (again) -> exit $rc: $out"
+	[ $rc -ne 0 ] || { echo "duplicate name accepted"; return 1; }
+	# The original is untouched and still bound to $ND0.
+	rdma link show "$DEV0/1" | grep -q " netdev $ND0" || { echo "$DEV0 changed"; rdma link show; return 1; }
+}
+
+t_link_delete() {
+	tmo rdma link delete $DEV1 || return 1
+	wait_for 10 no_dev $DEV1 || { echo "$DEV1 still in sysfs"; return 1; }
+	if rdma link show 2>/dev/null | grep -q "link $DEV1/"; then
+		echo "$DEV1 still listed by rdma link"; return 1
+	fi
+	ibv_devices 2>&1 | grep -qw $DEV1 && { echo "$DEV1 still listed by ibv_devices"; return 1; }
+	have_dev $DEV0 || { echo "$DEV0 vanished too"; return 1; }
+	rdma link show
+}
+
+t_netdev_delete() {
+	link_add $DEV1 $ND1 || return 1
+	ip link del $ND1 || return 1
+	wait_for 10 no_dev $DEV1 || { echo "$DEV1 still exists after ip link del $ND1"; rdma link show; return 1; }
+	have_dev $DEV0 || { echo "$DEV0 vanished too"; return 1; }
+	rdma link show
+}
+
+t_readd_after_delete() {
+	netdev_add $ND1 1500 || return 1
+	link_add $DEV1 $ND1 || return 1
+	tmo rdma link delete $DEV1 || return 1
+	wait_for 10 no_dev $DEV1
+}
+
+t_rmmod_with_devices() {
+	netdev_add $ND1 1500 || return 1
+	link_add $DEV1 $ND1 || return 1
+	TMO=120 tmo rmmod "$MOD" || { echo "rmmod $MOD failed"; return 1; }
+	mod_loaded && { echo "$MOD still loaded"; return 1; }
+	local d fail=0
+	for d in $DEV0 $DEV1; do
+		have_dev $d && { echo "$d still present"; fail=1; }
+	done
+	rdma link show 2>&1 | grep -E "link ($DEV0|$DEV1)/" && fail=1
+	# The netdevs are untouched.
+	ip link show $ND0 >/dev/null && ip link show $ND1 >/dev/null || { echo "netdev gone"; fail=1; }
+	return $fail
+}
+
+t_reload() {
+	tmo modprobe "$MOD" || return 1
+	link_add $DEV0 $ND0 || return 1
+	run_verbs verbs_device -t open_close_device -t query_port_state >/dev/null ||
+		{ echo "verbs after reload failed"; return 1; }
+	echo "reloaded, $DEV0 works"
+}
+
+t_rmmod_after_killed_process() {
+	# verbs_cleanup has just run its SIGKILL tests: nothing may pin the module.
+	local r
+	r=$(rdma res show 2>&1)
+	echo "$r"
+	TMO=120 tmo rmmod "$MOD" || { echo "rmmod $MOD failed after killed-process tests"; lsmod | grep -w "$MOD"; return 1; }
+	no_dev $DEV0
+}
+
+t_rmmod_final() {
+	TMO=120 tmo rmmod "$MOD" || { echo "rmmod $MOD failed"; return 1; }
+	no_dev $DEV0
+}
+
+t_reload_small_limits() {
+	[ "$DRIVER" = kiwi ] || { echo "resource-limit parameters are kiwi's"; return 77; }
+	mod_loaded && { tmo rmmod "$MOD" || return 1; }
+	# shellcheck disable=SC2086
+	tmo modprobe "$MOD" $LIMIT_PARAMS || return 1
+	link_add $DEV0 $ND0 || return 1
+	local p v fail=0
+	for p in $LIMIT_PARAMS; do
+		v=$(cat /sys/module/$MOD/parameters/${p%%=*} 2>&1)
+		echo "${p%%=*} = $v"
+		[ "$v" = "${p#*=}" ] || fail=1
+	done
+	return $fail
+}
+
+t_devinfo_limits() {
+	[ "$DRIVER" = kiwi ] || { echo "kiwi only"; return 77; }
+	local out p want got fail=0
+	out=$(ibv_devinfo -v -d $DEV0 2>&1) || { echo "$out"; return 1; }
+	for p in $LIMIT_PARAMS; do
+		want=${p#*=}
+		got=$(sed -n "s/^[[:space:]]*${p%%=*}:[[:space:]]*//p" <<<"$out" | head -n1)
+		echo "ibv_devinfo: ${p%%=*}: $got (module parameter $want)"
+		[ "$got" = "$want" ] || fail=1
+	done
+	return $fail
+}
+
+# ---------------------------------------------------------------- main --
+echo "TAP version 13"
+echo "# kiwi guest suite: driver $DRIVER, kernel $(uname -r), $(nproc) cpus"
+echo "# binaries: $BIN"
+
+if want module; then
+	phase module
+	check modinfo_params t_modinfo
+	check modprobe t_modprobe
+fi
+mod_loaded || tmo modprobe "$MOD" || true
+phase setup
+check link_add_$DEV0 t_setup_dev0
+
+if want verbs || want link; then
+	phase basics
+	check sysfs_node_type_rnic t_sysfs_node_type
+	check devinfo_transport_iwarp t_devinfo_transport
+	check devinfo_port_active t_devinfo_active
+	check devinfo_link_layer_ethernet t_devinfo_link_layer
+	check devinfo_active_mtu_1024 t_devinfo_mtu1500
+	check rdma_link_state_active t_rdma_link_active
+	check rdma_link_netdev t_rdma_link_netdev
+fi
+
+if want verbs; then
+	phase verbs
+	for t in device pd_mr cq qp srq; do
+		echo "# ---- verbs_$t ($((SECONDS - START)) s)"
+		embed verbs_$t run_verbs verbs_$t
+	done
+fi
+
+if want pyverbs; then
+	phase pyverbs
+	embed pyverbs tmo /usr/bin/python3 "$ROOT/selftests/guest/pyverbs_tap.py" --dev $DEV0 test_device test_pd
+fi
+
+if want link; then
+	phase link
+	check mtu_9000_active_4096 t_mtu_9000
+	embed mtu9000 run_verbs verbs_device -t query_port_mtu
+	check mtu_1500_active_1024 t_mtu_back_1500
+	check netdev_down_port_down t_netdev_down
+	embed netdev_down run_verbs verbs_device -t query_port_state
+	check netdev_up_port_active t_netdev_up
+	check second_device t_second_device
+	check second_device_gid t_second_device_gid
+	check duplicate_name_rejected t_duplicate_name
+	check rdma_link_delete t_link_delete
+	check netdev_delete_removes_device t_netdev_delete
+	check readd_after_delete t_readd_after_delete
+	check rmmod_with_devices t_rmmod_with_devices
+	check reload t_reload
+fi
+
+if want cleanup; then
+	phase cleanup
+	mod_loaded || tmo modprobe "$MOD"
+	have_dev $DEV0 || link_add $DEV0 $ND0 >/dev/null
+	embed verbs_cleanup run_verbs verbs_cleanup
+	check rmmod_after_killed_process t_rmmod_after_killed_process
+fi
+
+if want limits; then
+	phase limits
+	if check reload_small_limits t_reload_small_limits; then
+		check devinfo_reports_limits t_devinfo_limits
+		embed verbs_limits run_verbs verbs_limits
+		check rmmod_after_limits t_rmmod_final
+	fi
+fi
+
+echo "1..$T"
+echo "# suite: $T tests, $NFAIL failed, $NSKIP skipped, $((SECONDS - START)) s"
+[ $NFAIL -eq 0 ]
