@@ -67,13 +67,18 @@ struct Context {
 	uint32_t dev_id;	// kernel device index, for diagnostics
 	uint32_t max_inline;	// from the get_context response
 
-	static Context *from(ibv_context *c) noexcept
-	{
-		return reinterpret_cast<Context *>(c);
-	}
 	static Context *from(verbs_context *c) noexcept
 	{
 		return reinterpret_cast<Context *>(c);
+	}
+	// Note: the public ibv_context is the *last* member of verbs_context
+	// (the extended ops grow downwards in front of it), so this is a
+	// container_of, not a cast.
+	static Context *from(ibv_context *c) noexcept
+	{
+		auto *bytes = reinterpret_cast<unsigned char *>(c);
+		return from(reinterpret_cast<verbs_context *>(
+			bytes - offsetof(verbs_context, context)));
 	}
 };
 KIWI_C_FIRST(Context, vctx);

@@ -22,6 +22,17 @@ TEST(Objects, CHandleIsTheObject)
 	EXPECT_EQ(Mr::from(&mr->vmr), mr.get());
 }
 
+TEST(Objects, ContextFromPublicHandle)
+{
+	// ibv_context sits at the end of verbs_context; from() must undo
+	// that offset, a plain cast would point into the ops.
+	Context ctx{};
+
+	EXPECT_NE(offsetof(verbs_context, context), 0u);
+	EXPECT_EQ(Context::from(&ctx.vctx.context), &ctx);
+	EXPECT_EQ(Context::from(&ctx.vctx), &ctx);
+}
+
 TEST(Objects, CreatedZeroed)
 {
 	// libibverbs asserts untouched fields are NULL (e.g. ibv_device's
