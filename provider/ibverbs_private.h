@@ -14,7 +14,8 @@
  * libibverbs/driver.h and kern-abi.h.  The numbers in the static_asserts
  * are the LP64 sizes/offsets of the *real* v44.0 definitions; they were
  * checked by compiling the same assertions against the v44.0 headers
- * (provider/tools/check-v44-layout.sh).  If a field here drifts, or a
+ * (provider/tools/check-v44-layout.sh, which also checks the function
+ * prototypes and the types of the ops-table slots).  If a field here drifts, or a
  * future libibverbs changes a layout, the build breaks instead of the
  * provider silently corrupting libibverbs' memory.
  *

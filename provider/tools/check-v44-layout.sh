@@ -55,3 +55,34 @@ cc -std=gnu11 -w -D'CHK(v, want, what)=do { if ((size_t)(v) != (size_t)(want)) {
 	-I"$inc" -I"$tmp" -o "$tmp/check" "$tmp/check.c"
 echo "checked $(grep -c CHK "$tmp/check.c") assertions from ibverbs_private.h against rdma-core v44.0"
 "$tmp/check"
+
+# Function prototypes: re-declare ours after rdma-core's; C rejects any
+# redeclaration whose type differs.  (Our enum of log levels is dropped,
+# driver.h defines the same enumerators.)
+{
+	echo '#include <infiniband/driver.h>'
+	sed -n '/^\/\* -* functions -* \*\//,/^#ifdef __cplusplus/p' \
+		"$here/ibverbs_private.h" | grep -v '^enum { VERBS_LOG' |
+		grep -v '^#ifdef __cplusplus'
+} >"$tmp/protos.c"
+cc -std=gnu11 -Werror -fsyntax-only -I"$inc" -I"$tmp" "$tmp/protos.c"
+echo "$(grep -c '^[a-z].*(' "$tmp/protos.c") function prototypes match rdma-core v44.0"
+
+# Function-pointer member types of verbs_context_ops (all 76 slots) and
+# verbs_device_ops: our struct, renamed, next to rdma-core's; every
+# member must have a compatible type.
+slot_check() { # STRUCT
+	sed -n "/^struct $1 {/,/^};/p" "$here/ibverbs_private.h" |
+		sed "s/^struct $1 {/struct kiwi_copy_$1 {/"
+	echo "static struct $1 v44_$1; static struct kiwi_copy_$1 ours_$1;"
+	sed -n "/^struct $1 {/,/^};/p" "$here/ibverbs_private.h" |
+		grep -o '(\*[a-z_0-9]*)' | tr -d '(*)' |
+		sed "s/.*/_Static_assert(__builtin_types_compatible_p(__typeof__(v44_$1.&), __typeof__(ours_$1.&)), \"$1.&\");/"
+}
+{
+	echo '#include <infiniband/driver.h>'
+	slot_check verbs_context_ops
+	slot_check verbs_device_ops
+} >"$tmp/slots.c"
+cc -std=gnu11 -Werror -fsyntax-only -I"$inc" -I"$tmp" "$tmp/slots.c"
+echo "$(grep -c _Static_assert "$tmp/slots.c") function-pointer member types match rdma-core v44.0"
