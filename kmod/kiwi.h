@@ -252,6 +252,7 @@ int kiwi_get_port_immutable(struct ib_device *ibdev, u32 port,
 			    struct ib_port_immutable *imm);
 int kiwi_query_gid(struct ib_device *ibdev, u32 port, int idx,
 		   union ib_gid *gid);
+int kiwi_query_pkey(struct ib_device *ibdev, u32 port, u16 idx, u16 *pkey);
 void kiwi_get_dev_fw_str(struct ib_device *ibdev, char *str);
 int kiwi_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
 void kiwi_dealloc_ucontext(struct ib_ucontext *uctx);

@@ -87,6 +87,7 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.post_srq_recv = kiwi_post_srq_recv,
 	.query_device = kiwi_query_device,
 	.query_gid = kiwi_query_gid,
+	.query_pkey = kiwi_query_pkey,
 	.query_port = kiwi_query_port,
 	.query_qp = kiwi_query_qp,
 	.query_srq = kiwi_query_srq,
@@ -225,6 +226,9 @@ static int kiwi_newlink(const char *name, struct net_device *netdev)
 	if (!kdev)
 		return -ENOMEM;
 
+	/* From here on, ib_dealloc_device() undoes everything via
+	 * kiwi_dealloc_driver(): the list entry and the netdev reference.
+	 */
 	rv = ib_device_set_netdev(&kdev->ibdev, netdev, 1);
 	if (rv)
 		goto err;
@@ -242,9 +246,6 @@ static int kiwi_newlink(const char *name, struct net_device *netdev)
 	rv = ib_register_device(&kdev->ibdev, name, NULL);
 	if (rv) {
 		put_device(&kdev->ibdev.dev);
-		mutex_lock(&kiwi_dev_mutex);
-		list_del(&kdev->list);
-		mutex_unlock(&kiwi_dev_mutex);
 		pr_info("cannot register %s on %s: %d\n", name, netdev->name, rv);
 		goto err;
 	}
@@ -261,7 +262,6 @@ static int kiwi_newlink(const char *name, struct net_device *netdev)
 	return 0;
 
 err:
-	netdev_put(netdev, &kdev->netdev_tracker);
 	ib_dealloc_device(&kdev->ibdev);
 	return rv;
 }

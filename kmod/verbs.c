@@ -17,7 +17,8 @@ int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		return -EINVAL;
 
 	memset(attr, 0, sizeof(*attr));
-	attr->fw_ver = 0;
+	/* 0.1.0 as major << 32 | minor << 16 | patch, as ibv_devinfo reads it */
+	attr->fw_ver = 1ULL << 16;
 	attr->sys_image_guid = ibdev->node_guid;
 	/* Bounded in practice by RLIMIT_MEMLOCK and physical memory. */
 	attr->max_mr_size = (u64)totalram_pages() << PAGE_SHIFT;
@@ -27,6 +28,7 @@ int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->hw_ver = 0;
 	attr->max_qp = lim->max_qp;
 	attr->max_qp_wr = lim->max_qp_wr;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->device_cap_flags = IB_DEVICE_CHANGE_PHY_PORT |
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->max_send_sge = KIWI_MAX_SGE;
@@ -100,6 +102,15 @@ int kiwi_query_gid(struct ib_device *ibdev, u32 port, int idx,
 		return -EINVAL;
 	memset(gid, 0, sizeof(*gid));
 	memcpy(gid->raw, to_kdev(ibdev)->mac, ETH_ALEN);
+	return 0;
+}
+
+/* iWARP has no partitions; report the default full-membership key. */
+int kiwi_query_pkey(struct ib_device *ibdev, u32 port, u16 idx, u16 *pkey)
+{
+	if (idx)
+		return -EINVAL;
+	*pkey = 0xffff;
 	return 0;
 }
 
