@@ -60,26 +60,74 @@ KTROUBLE='(^|[^A-Za-z0-9_])BUG([^A-Za-z0-9_]|$)|WARNING:|Oops|general protection
 dmesg_mark() { dmesg | wc -l; }
 dmesg_trouble() { dmesg | tail -n +$(($1 + 1)) | grep -E -- "$KTROUBLE"; }
 
+# Kernel trouble after which the guest's kernel can't be trusted any more:
+# the suite stops (rather than hang on locks a dead task holds).
+KFATAL='(^|[^A-Za-z0-9_])BUG([^A-Za-z0-9_]|$)|Oops|general protection fault|Kernel panic|soft lockup|blocked for more than|rcu.*stall'
+TMPD=$(mktemp -d /tmp/kiwi-suite.XXXXXX)
+
+# bounded SECS FILE CMD...: runs CMD with output to FILE; returns its exit
+# status, or 254 if it did not finish within SECS (a task stuck in the
+# kernel can't be killed: it is abandoned).
+bounded() {
+	local secs=$1 file=$2 pid wd rc
+	shift 2
+	("$@") >"$file" 2>&1 </dev/null &
+	pid=$!
+	( sleep "$secs"; kill -KILL $pid 2>/dev/null ) >/dev/null 2>&1 &
+	wd=$!
+	wait $pid
+	rc=$?
+	if kill $wd 2>/dev/null; then
+		return $rc
+	fi
+	echo "# (no result after ${secs}s: abandoned; a task may be stuck in the kernel)" >>"$file"
+	return 254
+}
+
+# abort_if_wedged NAME RC: after a test, stop the suite if it hung or the
+# kernel reported a BUG/Oops/lockup since the suite started.
+abort_if_wedged() {
+	local why=
+	[ "$2" -ne 254 ] || why="$1 hung"
+	if dmesg | tail -n +$((BOOT_MARK + 1)) | grep -qE -- "$KFATAL"; then
+		why="${why:+$why; }kernel BUG/Oops/lockup in dmesg"
+	fi
+	[ -n "$why" ] || return 0
+	echo "# ABORT after $1: $why; the remaining tests can't be trusted"
+	dmesg | tail -n +$((BOOT_MARK + 1)) | grep -E -m5 -- "$KFATAL" | diag
+	tap_notok "suite.aborted_after.$1"
+	finish
+}
+
+finish() {
+	rm -rf "$TMPD"
+	echo "1..$T"
+	echo "# suite: $T tests, $NFAIL failed, $NSKIP skipped, $((SECONDS - START)) s"
+	[ $NFAIL -eq 0 ]
+	exit
+}
+
 # check NAME CMD...: runs CMD (a function or program), output as
 # diagnostics; exit 0 -> ok, 77 -> skip (last output line = reason),
 # anything else -> not ok.  Kernel trouble logged meanwhile -> not ok.
 check() {
-	local name=$GROUP.$1 out rc mark
+	local name=$GROUP.$1 rc mark f=$TMPD/out
 	shift
 	mark=$(dmesg_mark)
-	out=$("$@" 2>&1)
+	bounded "${CHECK_TMO:-180}" "$f" "$@"
 	rc=$?
-	[ -z "$out" ] || printf '%s\n' "$out" | sed -e "s/^/# $1: /"
+	sed -e "s/^/# ${name#*.}: /" "$f"
 	if trouble=$(dmesg_trouble "$mark"); then
 		printf 'kernel trouble during this test:\n%s\n' "$trouble" | head -20 | diag
-		rc=1
+		[ $rc -eq 254 ] || rc=1
 	fi
 	case $rc in
 	0) tap_ok "$name" ;;
-	77) tap_ok "$name" "$(printf '%s\n' "$out" | tail -n1)" ;;
+	77) tap_ok "$name" "$(tail -n1 "$f")" ;;
 	*) tap_notok "$name" ;;
 	esac
-	return $rc
+	abort_if_wedged "$name" $rc
+	[ $rc -eq 0 ]
 }
 
 # embed NAME CMD...: runs a program that prints TAP and re-emits its
@@ -87,13 +135,14 @@ check() {
 # crash, a non-zero exit without a "not ok", or fewer results than planned
 # add a failure of their own.
 embed() {
-	local name=$1 line plan=-1 n=0 bad=0 rc=0 mark
+	local name=$1 line plan=-1 n=0 bad=0 rc=0 mark f=$TMPD/embed
 	local -A seen=()
 	shift
 	mark=$(dmesg_mark)
+	bounded "${EMBED_TMO:-900}" "$f" "$@"
+	rc=$?
 	while IFS= read -r line; do
 		case "$line" in
-		"__embed_rc="*) rc=${line#__embed_rc=} ;;
 		"TAP version"*) ;;
 		1..*) plan=${line#1..} ;;
 		"ok "*|"not ok "*)
@@ -118,9 +167,9 @@ embed() {
 			[ -n "${seen[$line]:-}" ] || echo "# $line"
 			seen[$line]=1 ;;
 		esac
-	done < <("$@" 2>&1; echo "__embed_rc=$?")
+	done <"$f"
 	if [ "$plan" -ge 0 ] && [ "$n" -ne "$plan" ]; then
-		echo "# $name: planned $plan tests, got $n"
+		echo "# $name: planned $plan tests, got $n (exit status $rc)"
 		tap_notok "$name.incomplete"
 	elif [ "$plan" -lt 0 ]; then
 		echo "# $name: no TAP plan (exit status $rc)"
@@ -133,6 +182,7 @@ embed() {
 		printf 'kernel trouble while %s ran:\n%s\n' "$name" "$trouble" | head -20 | diag
 		tap_notok "$name.dmesg_clean"
 	fi
+	abort_if_wedged "$name" $rc
 }
 
 # wait_for SECONDS CMD...: polls CMD until it succeeds.
@@ -400,6 +450,7 @@ t_devinfo_limits() {
 }
 
 # ---------------------------------------------------------------- main --
+BOOT_MARK=$(dmesg_mark)
 echo "TAP version 13"
 echo "# kiwi guest suite: driver $DRIVER, kernel $(uname -r), $(nproc) cpus"
 echo "# binaries: $BIN"
@@ -472,6 +523,4 @@ if want limits; then
 	fi
 fi
 
-echo "1..$T"
-echo "# suite: $T tests, $NFAIL failed, $NSKIP skipped, $((SECONDS - START)) s"
-[ $NFAIL -eq 0 ]
+finish
