@@ -13,6 +13,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/iw_cm.h>
 #include <rdma/kiwi-abi.h>
+#include <kiwi/iwarp.h>
 
 #define KIWI_DRV_NAME		"kiwi"
 #define KIWI_DRV_VERSION	"0.1.0"
@@ -21,7 +22,7 @@
 /* Fixed capabilities; tunable limits are module parameters (main.c). */
 #define KIWI_MAX_ORD		128	/* outstanding RDMA READs we initiate */
 #define KIWI_MAX_IRD		128	/* outstanding RDMA READs we serve */
-#define KIWI_MAX_SGE_RD		KIWI_MAX_SGE
+#define KIWI_MAX_SGE_RD		1	/* a READ names one sink STag */
 #define KIWI_MAX_FRMR_PAGES	(1 << 16)
 #define KIWI_STAG_INDEX_MAX	((1U << 24) - 1)
 
@@ -159,8 +160,19 @@ enum kiwi_qp_state {
 	KIWI_QP_ERROR,
 };
 
+/* Per-SQE transmit progress, owned by the send path. */
+enum kiwi_sqe_state {
+	KIWI_SQE_QUEUED,		/* not yet (fully) transmitted */
+	KIWI_SQE_WAIT_RESP,		/* READ sent, response outstanding */
+	KIWI_SQE_DONE,			/* may be retired */
+};
+
 struct kiwi_sqe {
 	u64 wr_id;
+	u8 state;			/* enum kiwi_sqe_state */
+	u8 status;			/* enum ib_wc_status when done */
+	u32 bytes;			/* total payload length */
+	u32 sent;			/* payload bytes transmitted */
 	u32 opcode;			/* enum ib_wr_opcode */
 	u32 flags;			/* IB_SEND_* */
 	u32 num_sge;
@@ -168,7 +180,58 @@ struct kiwi_sqe {
 	u64 raddr;			/* remote tagged offset */
 	u32 ex;				/* immediate or rkey to invalidate */
 	struct kiwi_sge sge[KIWI_MAX_SGE];
+	u8 *inline_data;		/* copied at post time, or NULL */
 };
+
+/* An inbound RDMA READ request awaiting its response. */
+struct kiwi_irqe {
+	u32 src_stag;
+	u32 sink_stag;
+	u64 src_to;
+	u64 sink_to;
+	u32 len;
+	u32 sent;
+};
+
+/* Receive-side FPDU parser state; touched only under the socket lock. */
+struct kiwi_rx {
+	union {
+		struct kiwi_ctrl ctrl;
+		struct kiwi_hdr_tagged t;
+		struct kiwi_hdr_untagged u;
+		u8 raw[sizeof(struct kiwi_hdr_untagged) +
+		       sizeof(struct kiwi_read_req)];
+	} hdr;
+	u32 hdr_got;
+	u32 hdr_len;			/* 0 until the control word is in */
+	u32 data_rem;			/* payload bytes left in this FPDU */
+	u32 trail_need;			/* pad + CRC bytes of this FPDU */
+	u32 trail_got;
+	u8 trail[8];
+	u32 crc;			/* running CRC32c state */
+	u8 op;
+	bool last;			/* DDP L bit of the current FPDU */
+	bool dead;			/* stop parsing: QP terminated */
+
+	/* Tagged placement target. */
+	struct kiwi_mem *mem;
+	u64 to;
+
+	/* Untagged (SEND) message in progress. */
+	bool in_msg;
+	struct kiwi_rqe rqe;
+	u32 msg_len;			/* bytes placed in this message */
+	u32 sge_idx;
+	u32 sge_off;
+	struct kiwi_mem *sge_mem;
+	u32 inv_stag;
+
+	u32 msn[KIWI_QN_COUNT];		/* next expected MSN per queue */
+	u32 orq_skip;			/* our RTR READ is outstanding */
+	bool rtr_resp;			/* current FPDU answers it */
+};
+
+struct kiwi_ep;
 
 struct kiwi_qp {
 	struct ib_qp ibqp;
@@ -196,6 +259,30 @@ struct kiwi_qp {
 	u32 rq_size;
 	u32 rq_head;
 	u32 rq_count;
+
+	u32 sq_tx;			/* SQEs from sq_head already handed to tx */
+
+	/* Connection, once the CM has bound one (under state_lock). */
+	struct kiwi_ep *ep;
+	struct socket *sock;
+	bool crc;			/* MPA CRC32c negotiated */
+	u32 mss_payload;		/* max ULPDU payload per FPDU */
+
+	struct kiwi_rx rx;
+
+	/* Transmit: one work item per QP serialises all sending. */
+	struct work_struct tx_work;
+	spinlock_t irq_lock;
+	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
+	u32 irq_head;
+	u32 irq_count;
+	u32 orq_count;			/* outbound READs outstanding */
+	u32 tx_msn[KIWI_QN_COUNT];	/* next MSN per untagged queue */
+	u32 term_ctrl;			/* TERMINATE to send, if term_pending */
+	bool term_pending;
+	u8 rtr_pending;			/* KIWI_MPA_RTR_* message to send */
+	u8 *tx_hdr;			/* scratch: FPDU header and trailer */
+	u8 *inline_buf;			/* KIWI_MAX_INLINE bytes per SQ slot */
 
 	struct ib_qp_cap cap;		/* as granted */
 	int access;			/* IB_ACCESS_REMOTE_* granted to peer */
@@ -242,6 +329,48 @@ static inline bool kiwi_res_get(atomic_t *count, u32 max)
 {
 	return atomic_add_unless(count, 1, max);
 }
+
+/* cm.c: connection management (iw_cm provider) */
+int kiwi_cm_init(void);
+void kiwi_cm_exit(void);
+int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len);
+int kiwi_create_listen(struct iw_cm_id *id, int backlog);
+int kiwi_destroy_listen(struct iw_cm_id *id);
+void kiwi_cm_qp_closing(struct kiwi_qp *qp, bool abort);
+struct kiwi_qp *kiwi_cm_ep_qp(struct kiwi_ep *ep);
+
+/* rx.c: DDP/RDMAP receive and direct placement */
+void kiwi_rx_data_ready(struct sock *sk);
+void kiwi_rx_reset(struct kiwi_qp *qp);
+void kiwi_rx_release(struct kiwi_qp *qp);
+
+/* tx.c: FPDU transmit */
+int kiwi_tx_init(struct kiwi_qp *qp);
+void kiwi_tx_free(struct kiwi_qp *qp);
+void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_tx_work(struct work_struct *work);
+extern struct workqueue_struct *kiwi_tx_wq;
+
+/* qp.c helpers for the data path */
+void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode);
+void kiwi_qp_retire_sq(struct kiwi_qp *qp);
+int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
+		      struct socket *sock, bool crc, u8 rtr);
+void kiwi_qp_disconnected(struct kiwi_qp *qp);
+bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
+void kiwi_qp_read_done(struct kiwi_qp *qp);
+void kiwi_qp_peer_terminated(struct kiwi_qp *qp);
+
+/* mem.c: placement helpers */
+int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
+		   u64 len, int access);
+int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
+			   const struct sk_buff *skb, int off, u32 len,
+			   u32 *crc, bool do_crc);
+struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr);
+int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
 
 /* verbs.c: device, port, context and PD verbs */
 int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,

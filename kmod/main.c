@@ -76,8 +76,13 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.get_dev_fw_str = kiwi_get_dev_fw_str,
 	.get_dma_mr = kiwi_get_dma_mr,
 	.get_port_immutable = kiwi_get_port_immutable,
+	.iw_accept = kiwi_accept,
 	.iw_add_ref = kiwi_qp_get,
+	.iw_connect = kiwi_connect,
+	.iw_create_listen = kiwi_create_listen,
+	.iw_destroy_listen = kiwi_destroy_listen,
 	.iw_get_qp = kiwi_get_qp,
+	.iw_reject = kiwi_reject,
 	.iw_rem_ref = kiwi_qp_put,
 	.modify_qp = kiwi_modify_qp,
 	.modify_srq = kiwi_modify_srq,
@@ -333,12 +338,27 @@ static int __init kiwi_init(void)
 		pr_err("invalid resource limit parameters\n");
 		return -EINVAL;
 	}
-	rv = register_netdevice_notifier(&kiwi_netdev_nb);
+	rv = kiwi_cm_init();
 	if (rv)
 		return rv;
+	/* Per-QP send work may block in sendmsg: unbound, many workers. */
+	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!kiwi_tx_wq) {
+		rv = -ENOMEM;
+		goto err_cm;
+	}
+	rv = register_netdevice_notifier(&kiwi_netdev_nb);
+	if (rv)
+		goto err_tx;
 	rdma_link_register(&kiwi_link_ops);
 	pr_info("software iWARP RNIC " KIWI_DRV_VERSION " loaded\n");
 	return 0;
+
+err_tx:
+	destroy_workqueue(kiwi_tx_wq);
+err_cm:
+	kiwi_cm_exit();
+	return rv;
 }
 
 static void __exit kiwi_exit(void)
@@ -363,6 +383,8 @@ static void __exit kiwi_exit(void)
 		ib_unregister_device(&kdev->ibdev);
 		put_device(&kdev->ibdev.dev);
 	}
+	destroy_workqueue(kiwi_tx_wq);
+	kiwi_cm_exit();
 	pr_info("unloaded\n");
 }
 

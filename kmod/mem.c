@@ -8,7 +8,10 @@
  * and holds a reference only while placing one segment, so deregistration
  * can simply wait for those references to drain.
  */
+#include <linux/crc32c.h>
+#include <linux/highmem.h>
 #include <linux/random.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -210,4 +213,75 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	kiwi_mem_destroy(mr->mem);
 	kfree(mr);
 	return 0;
+}
+
+/* ---- placement helpers for the data path ---- */
+
+/*
+ * Check that [addr, addr + len) lies inside @mem, which must belong to
+ * @pd and grant @access.  Returns 0 or the RDMAP error code (enum
+ * kiwi_rdmap_ecode) that describes the violation.
+ */
+int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
+		   u64 len, int access)
+{
+	if (!READ_ONCE(mem->valid))
+		return KIWI_RC_INVALID_STAG;
+	if (mem->pd != pd)
+		return KIWI_RC_STAG_NOT_ASSOC;
+	if ((mem->access & access) != access)
+		return KIWI_RC_ACCESS_RIGHTS;
+	if (addr + len < addr)
+		return KIWI_RC_TO_WRAP;
+	if (addr < mem->iova || addr + len - mem->iova > mem->len)
+		return KIWI_RC_BASE_BOUNDS;
+	return 0;
+}
+
+/* Page backing @addr of a user region; the caller checked bounds. */
+struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr)
+{
+	return mem->pages[(addr >> PAGE_SHIFT) - (mem->iova >> PAGE_SHIFT)];
+}
+
+/*
+ * Copy @len bytes at @off of @skb to @addr in @mem, updating the MPA CRC
+ * over the placed bytes.  Kernel DMA regions address kernel memory.
+ */
+int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
+			   const struct sk_buff *skb, int off, u32 len,
+			   u32 *crc, bool do_crc)
+{
+	while (len) {
+		u32 pg_off = offset_in_page(addr);
+		u32 chunk = min_t(u32, len, PAGE_SIZE - pg_off);
+		void *va;
+
+		if (mem->pages) {
+			va = kmap_local_page(kiwi_mem_page(mem, addr));
+			skb_copy_bits(skb, off, va + pg_off, chunk);
+			if (do_crc)
+				*crc = crc32c(*crc, va + pg_off, chunk);
+			kunmap_local(va);
+		} else {
+			va = (void *)(uintptr_t)addr;
+			skb_copy_bits(skb, off, va, chunk);
+			if (do_crc)
+				*crc = crc32c(*crc, va, chunk);
+		}
+		addr += chunk;
+		off += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/*
+ * Remote invalidation (SEND with invalidate).  Only fast-register
+ * regions can be invalidated, and kiwi does not offer them yet, so this
+ * always fails; the receive completes with IB_WC_REM_INV_REQ_ERR.
+ */
+int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag)
+{
+	return -EINVAL;
 }

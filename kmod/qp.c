@@ -6,6 +6,7 @@
  * user QPs post through the uverbs write path, so every WR arrives here
  * as a kernel copy and is checked before it is queued.
  */
+#include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -94,18 +95,32 @@ static void kiwi_rq_complete(struct kiwi_qp *qp, u64 wr_id,
 	kiwi_cq_add(qp->rcq, &cqe, false);
 }
 
-/* Complete every outstanding WR with IB_WC_WR_FLUSH_ERR. */
-static void kiwi_qp_flush(struct kiwi_qp *qp)
+/*
+ * Complete every outstanding send WR: those already finished with their
+ * own status, the rest with IB_WC_WR_FLUSH_ERR.  Only called when the
+ * transmit path is stopped (or was never started).
+ */
+static void kiwi_qp_flush_sq(struct kiwi_qp *qp)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	while (qp->sq_count) {
-		kiwi_sq_complete(qp, &qp->sq[qp->sq_head], IB_WC_WR_FLUSH_ERR);
+		struct kiwi_sqe *sqe = &qp->sq[qp->sq_head];
+
+		kiwi_sq_complete(qp, sqe, sqe->state == KIWI_SQE_DONE ?
+				 sqe->status : IB_WC_WR_FLUSH_ERR);
 		qp->sq_head = (qp->sq_head + 1) & (qp->sq_size - 1);
 		qp->sq_count--;
 	}
+	qp->sq_tx = 0;
+	qp->orq_count = 0;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+static void kiwi_qp_flush_rq(struct kiwi_qp *qp)
+{
+	unsigned long flags;
 
 	if (qp->srq)
 		return;
@@ -117,6 +132,250 @@ static void kiwi_qp_flush(struct kiwi_qp *qp)
 		qp->rq_count--;
 	}
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+}
+
+static void kiwi_qp_reset_msn(struct kiwi_qp *qp)
+{
+	int i;
+
+	for (i = 0; i < KIWI_QN_COUNT; i++)
+		qp->tx_msn[i] = 1;	/* RFC 5041 5.1: MSNs start at one */
+}
+
+static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to);
+
+/* ---- data path hooks ---- */
+
+/* Retire finished SQEs from the head, in order, posting completions. */
+void kiwi_qp_retire_sq(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	while (qp->sq_count && qp->sq_tx) {
+		struct kiwi_sqe *sqe = &qp->sq[qp->sq_head];
+
+		if (sqe->state != KIWI_SQE_DONE)
+			break;
+		if ((sqe->flags & IB_SEND_SIGNALED) ||
+		    sqe->status != IB_WC_SUCCESS)
+			kiwi_sq_complete(qp, sqe, sqe->status);
+		qp->sq_head = (qp->sq_head + 1) & (qp->sq_size - 1);
+		qp->sq_count--;
+		qp->sq_tx--;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/* The last response to our oldest outstanding READ has been placed. */
+void kiwi_qp_read_done(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (i = 0; i < qp->sq_tx; i++) {
+		struct kiwi_sqe *sqe =
+			&qp->sq[(qp->sq_head + i) & (qp->sq_size - 1)];
+
+		if (sqe->state == KIWI_SQE_WAIT_RESP) {
+			sqe->state = KIWI_SQE_DONE;
+			sqe->status = IB_WC_SUCCESS;
+			qp->orq_count--;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	kiwi_qp_retire_sq(qp);
+	kiwi_tx_kick(qp);	/* an ORD credit or a fence may be free now */
+}
+
+/* Take the next receive WQE (from the SRQ if the QP has one). */
+bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
+{
+	struct kiwi_srq *srq = qp->srq;
+	unsigned long flags;
+	bool limit = false, ok = false;
+
+	if (!srq) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		if (qp->rq_count) {
+			*rqe = qp->rq[qp->rq_head];
+			qp->rq_head = (qp->rq_head + 1) & (qp->rq_size - 1);
+			qp->rq_count--;
+			ok = true;
+		}
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		return ok;
+	}
+	spin_lock_irqsave(&srq->lock, flags);
+	if (srq->count) {
+		*rqe = srq->rqes[srq->head];
+		srq->head = (srq->head + 1) & (srq->size - 1);
+		srq->count--;
+		ok = true;
+		if (srq->limit && srq->count < srq->limit) {
+			srq->limit = 0;	/* one event per arming */
+			limit = true;
+		}
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (limit && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+			.element.srq = &srq->ibsrq,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	return ok;
+}
+
+static void kiwi_qp_fatal_event(struct kiwi_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.event = IB_EVENT_QP_FATAL,
+		.element.qp = &qp->ibqp,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* Leave RTS for good from the data path (any context). */
+static bool kiwi_qp_kill(struct kiwi_qp *qp)
+{
+	if (cmpxchg(&qp->state, KIWI_QP_RTS, KIWI_QP_TERMINATE) !=
+	    KIWI_QP_RTS &&
+	    cmpxchg(&qp->state, KIWI_QP_CLOSING, KIWI_QP_TERMINATE) !=
+	    KIWI_QP_CLOSING)
+		return false;
+	WRITE_ONCE(qp->ib_state, IB_QPS_ERR);
+	kiwi_qp_flush_rq(qp);
+	return true;
+}
+
+/*
+ * A protocol error was detected locally: send TERMINATE with the given
+ * code, move to error, and have the CM abort the connection.
+ */
+void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
+{
+	if (!kiwi_qp_kill(qp))
+		return;
+	if (layer != KIWI_TL_LLP || ecode != KIWI_LC_TCP_ERR) {
+		qp->term_ctrl = kiwi_term_ctrl(layer, etype, ecode);
+		WRITE_ONCE(qp->term_pending, true);
+		kiwi_tx_kick(qp);
+	}
+	kiwi_qp_fatal_event(qp);
+	kiwi_cm_qp_closing(qp, true);
+}
+
+/* Status for the requester's failed WR, from the peer's TERMINATE. */
+static enum ib_wc_status kiwi_term_status(u32 ctrl)
+{
+	u8 layer = ctrl >> KIWI_TERM_LAYER_SHIFT;
+	u8 etype = (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
+
+	if ((layer == KIWI_TL_RDMAP && etype == KIWI_RT_PROTECTION) ||
+	    (layer == KIWI_TL_DDP && etype == KIWI_DT_TAGGED))
+		return IB_WC_REM_ACCESS_ERR;
+	if (layer == KIWI_TL_DDP && etype == KIWI_DT_UNTAGGED)
+		return IB_WC_REM_INV_REQ_ERR;
+	return IB_WC_REM_OP_ERR;
+}
+
+/* The peer terminated: fail the oldest transmitted WR with its reason. */
+void kiwi_qp_peer_terminated(struct kiwi_qp *qp)
+{
+	struct kiwi_term *t = (void *)(qp->rx.hdr.raw +
+				       sizeof(struct kiwi_hdr_untagged));
+	enum ib_wc_status status = kiwi_term_status(be32_to_cpu(t->ctrl));
+	unsigned long flags;
+	u32 i;
+
+	if (!kiwi_qp_kill(qp))
+		return;
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (i = 0; i < qp->sq_tx; i++) {
+		struct kiwi_sqe *sqe =
+			&qp->sq[(qp->sq_head + i) & (qp->sq_size - 1)];
+
+		if (sqe->state != KIWI_SQE_DONE) {
+			sqe->state = KIWI_SQE_DONE;
+			sqe->status = status;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	kiwi_qp_fatal_event(qp);
+	kiwi_cm_qp_closing(qp, true);
+}
+
+/* The CM has an established MPA connection for this QP. */
+int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
+		      struct socket *sock, bool crc, u8 rtr)
+{
+	int rv = 0;
+
+	mutex_lock(&qp->state_lock);
+	if (qp->state != KIWI_QP_IDLE || qp->ep) {
+		rv = -EINVAL;
+		goto out;
+	}
+	kiwi_rx_reset(qp);
+	kiwi_qp_reset_msn(qp);
+	qp->crc = crc;
+	qp->rtr_pending = rtr;
+	qp->term_pending = false;
+	qp->irq_head = 0;
+	qp->irq_count = 0;
+	WRITE_ONCE(qp->sock, sock);
+	WRITE_ONCE(qp->ep, ep);
+	qp->ib_state = IB_QPS_RTS;
+	WRITE_ONCE(qp->state, KIWI_QP_RTS);
+	if (rtr || qp->sq_count)
+		kiwi_tx_kick(qp);
+out:
+	mutex_unlock(&qp->state_lock);
+	return rv;
+}
+
+/*
+ * The connection is going away (CM context, socket still attached):
+ * stop transmit, flush everything, unbind.  A pending TERMINATE gets a
+ * short chance to leave first.
+ */
+void kiwi_qp_disconnected(struct kiwi_qp *qp)
+{
+	struct socket *sock;
+	int i;
+
+	mutex_lock(&qp->state_lock);
+	sock = qp->sock;
+	WRITE_ONCE(qp->ep, NULL);
+	if (qp->state != KIWI_QP_ERROR) {
+		qp->state = KIWI_QP_ERROR;
+		qp->ib_state = IB_QPS_ERR;
+	}
+	mutex_unlock(&qp->state_lock);
+	if (!sock)
+		return;
+
+	for (i = 0; i < 100 && (READ_ONCE(qp->term_pending) ||
+				work_busy(&qp->tx_work)); i++)
+		msleep(10);
+	kernel_sock_shutdown(sock, SHUT_RDWR);	/* unblocks a stuck send */
+	flush_work(&qp->tx_work);
+
+	mutex_lock(&qp->state_lock);
+	WRITE_ONCE(qp->sock, NULL);
+	mutex_unlock(&qp->state_lock);
+	kiwi_qp_flush_rq(qp);
+	kiwi_qp_flush_sq(qp);
 }
 
 /* ---- create / destroy ---- */
@@ -206,6 +465,19 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = kiwi_qp_alloc_queues(qp, attr);
 	if (rv)
 		goto err;
+	rv = kiwi_tx_init(qp);
+	if (rv)
+		goto err;
+	kiwi_rx_reset(qp);
+	kiwi_qp_reset_msn(qp);
+	if (attr->cap.max_inline_data) {
+		qp->inline_buf = kvcalloc(qp->sq_size, KIWI_MAX_INLINE,
+					  GFP_KERNEL);
+		if (!qp->inline_buf) {
+			rv = -ENOMEM;
+			goto err;
+		}
+	}
 
 	/* Grant what we really have; the caller sees it in attr->cap. */
 	attr->cap.max_send_wr = qp->sq_size;
@@ -235,6 +507,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	return 0;
 
 err:
+	kiwi_tx_free(qp);
+	kvfree(qp->inline_buf);
 	kvfree(qp->sq);
 	kvfree(qp->rq);
 	atomic_dec(&kdev->num_qp);
@@ -247,8 +521,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct kiwi_device *kdev = qp->kdev;
 
 	mutex_lock(&qp->state_lock);
-	qp->state = KIWI_QP_ERROR;
-	qp->ib_state = IB_QPS_ERR;
+	kiwi_qp_set_state(qp, IB_QPS_ERR);
 	mutex_unlock(&qp->state_lock);
 
 	xa_erase(&kdev->qp_xa, ibqp->qp_num);
@@ -257,6 +530,9 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_qp_put(ibqp);
 	wait_for_completion(&qp->freed);
 
+	cancel_work_sync(&qp->tx_work);
+	kiwi_tx_free(qp);
+	kvfree(qp->inline_buf);
 	kvfree(qp->sq);
 	kvfree(qp->rq);
 	atomic_dec(&kdev->num_qp);
@@ -265,15 +541,18 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 /* ---- state machine ---- */
 
+/* Under qp->state_lock. */
 static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 {
 	enum ib_qp_state from = qp->ib_state;
 
 	switch (to) {
 	case IB_QPS_RESET:
-		if (qp->state == KIWI_QP_RTS)
+		if (qp->state == KIWI_QP_RTS || qp->sock)
 			return -EINVAL;
 		qp->state = KIWI_QP_IDLE;
+		kiwi_rx_reset(qp);
+		kiwi_qp_reset_msn(qp);
 		break;
 	case IB_QPS_INIT:
 	case IB_QPS_RTR:
@@ -291,11 +570,16 @@ static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 		if (qp->state != KIWI_QP_RTS)
 			return -EINVAL;
 		qp->state = KIWI_QP_CLOSING;
+		kiwi_cm_qp_closing(qp, false);
 		break;
 	case IB_QPS_ERR:
 		qp->state = KIWI_QP_ERROR;
 		qp->ib_state = to;
-		kiwi_qp_flush(qp);
+		kiwi_qp_flush_rq(qp);
+		if (qp->sock)
+			kiwi_cm_qp_closing(qp, true);	/* SQ flushed then */
+		else
+			kiwi_qp_flush_sq(qp);
 		return 0;
 	default:
 		return -EINVAL;
@@ -391,6 +675,9 @@ static int kiwi_copy_sges(struct kiwi_sge *dst, const struct ib_sge *src,
 static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 			    struct kiwi_sqe *sqe)
 {
+	int rv;
+	u32 i;
+
 	sqe->wr_id = wr->wr_id;
 	sqe->opcode = wr->opcode;
 	sqe->flags = wr->send_flags;
@@ -413,10 +700,43 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	}
 	if (wr->opcode == IB_WR_RDMA_READ && wr->num_sge > KIWI_MAX_SGE_RD)
 		return -EINVAL;
-	if (wr->send_flags & IB_SEND_INLINE)
-		return -EOPNOTSUPP;	/* not yet: needs the data path */
-	return kiwi_copy_sges(sqe->sge, wr->sg_list, wr->num_sge,
-			      qp->cap.max_send_sge);
+	rv = kiwi_copy_sges(sqe->sge, wr->sg_list, wr->num_sge,
+			    qp->cap.max_send_sge);
+	if (rv)
+		return rv;
+	for (i = 0; i < sqe->num_sge; i++) {
+		if (sqe->bytes + sqe->sge[i].len < sqe->bytes)
+			return -EINVAL;
+		sqe->bytes += sqe->sge[i].len;
+	}
+	return 0;
+}
+
+/*
+ * Inline data is copied now, from user memory for user QPs (the uverbs
+ * write path hands us user pointers) or kernel memory otherwise.
+ */
+static int kiwi_sqe_inline(struct kiwi_qp *qp, struct kiwi_sqe *sqe, u8 *buf)
+{
+	u32 i, off = 0;
+
+	if (!qp->inline_buf || sqe->bytes > qp->cap.max_inline_data ||
+	    sqe->opcode == IB_WR_RDMA_READ)
+		return -EINVAL;
+	for (i = 0; i < sqe->num_sge; i++) {
+		u64 a = sqe->sge[i].addr;
+		u32 n = sqe->sge[i].len;
+
+		if (qp->user) {
+			if (copy_from_user(buf + off, u64_to_user_ptr(a), n))
+				return -EFAULT;
+		} else {
+			memcpy(buf + off, (void *)(uintptr_t)a, n);
+		}
+		off += n;
+	}
+	sqe->num_sge = 0;
+	return 0;
 }
 
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -427,24 +747,44 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int rv = 0;
 
+	enum kiwi_qp_state state = READ_ONCE(qp->state);
+	u8 ibuf[KIWI_MAX_INLINE];
+	bool kick = false;
+	u32 slot;
+
+	if (state != KIWI_QP_RTS && state != KIWI_QP_ERROR &&
+	    state != KIWI_QP_TERMINATE) {
+		*bad_wr = wr;
+		return -ENOTCONN;
+	}
 	for (; wr; wr = wr->next) {
 		memset(&sqe, 0, sizeof(sqe));
 		rv = kiwi_sqe_from_wr(qp, wr, &sqe);
+		if (!rv && (wr->send_flags & IB_SEND_INLINE))
+			rv = kiwi_sqe_inline(qp, &sqe, ibuf);
 		if (rv)
 			break;
 		spin_lock_irqsave(&qp->sq_lock, flags);
 		if (qp->sq_count == qp->sq_size) {
+			spin_unlock_irqrestore(&qp->sq_lock, flags);
 			rv = -ENOMEM;
-		} else if (READ_ONCE(qp->state) == KIWI_QP_ERROR) {
-			/* Posting to an errored QP completes as flushed. */
-			kiwi_sq_complete(qp, &sqe, IB_WC_WR_FLUSH_ERR);
-		} else {
-			/* No connection yet: the data path is not built. */
-			rv = -ENOTCONN;
-		}
-		spin_unlock_irqrestore(&qp->sq_lock, flags);
-		if (rv)
 			break;
+		}
+		slot = (qp->sq_head + qp->sq_count) & (qp->sq_size - 1);
+		if (wr->send_flags & IB_SEND_INLINE) {
+			sqe.inline_data = qp->inline_buf + slot * KIWI_MAX_INLINE;
+			memcpy(sqe.inline_data, ibuf, sqe.bytes);
+		}
+		qp->sq[slot] = sqe;
+		qp->sq_count++;
+		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		kick = true;
+	}
+	if (kick) {
+		if (READ_ONCE(qp->state) == KIWI_QP_RTS)
+			kiwi_tx_kick(qp);
+		else if (!READ_ONCE(qp->sock))
+			kiwi_qp_flush_sq(qp);	/* errored: flush in order */
 	}
 	if (rv)
 		*bad_wr = wr;

@@ -1,0 +1,912 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: connection management -- the iw_cm provider interface, TCP
+ * connection setup and the MPA request/reply exchange (RFC 5044 section
+ * 7, RFC 6581 enhanced setup).
+ *
+ * Every endpoint (kiwi_ep) has one work item; socket callbacks, timeouts
+ * and local requests only set event bits and queue it, so all state
+ * changes of an endpoint happen in its work function under ep->lock.
+ * Lock order: ep->lock, then qp->state_lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <linux/workqueue.h>
+#include <net/ipv6.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+
+static unsigned int kiwi_mpa_timeout_ms = 10000;
+module_param_named(mpa_timeout_ms, kiwi_mpa_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(mpa_timeout_ms,
+		 "Time allowed for TCP connect plus MPA exchange (default 10000 ms)");
+
+static bool kiwi_p2p = true;
+module_param_named(peer_to_peer, kiwi_p2p, bool, 0644);
+MODULE_PARM_DESC(peer_to_peer,
+		 "Request RFC 6581 peer-to-peer mode with a ready-to-receive message (default Y)");
+
+static struct workqueue_struct *kiwi_cm_wq;
+
+enum kiwi_ep_state {
+	KIWI_EP_IDLE,
+	KIWI_EP_LISTEN,
+	KIWI_EP_CONNECTING,		/* active: TCP connect in progress */
+	KIWI_EP_AWAIT_REP,		/* active: MPA request sent */
+	KIWI_EP_AWAIT_REQ,		/* passive: reading MPA request */
+	KIWI_EP_RECVD_REQ,		/* passive: consumer to accept/reject */
+	KIWI_EP_RTS,			/* QP bound, data flowing */
+	KIWI_EP_CLOSING,		/* local graceful close, FIN sent */
+	KIWI_EP_CLOSED,
+};
+
+/* Event bits in ep->events. */
+enum {
+	KIWI_EV_SOCK,			/* data or state change on the socket */
+	KIWI_EV_TIMEOUT,
+	KIWI_EV_CLOSE,			/* QP going to SQD: graceful close */
+	KIWI_EV_ABORT,			/* QP going to ERROR: abort */
+};
+
+struct kiwi_ep {
+	struct kref ref;
+	struct kiwi_device *kdev;
+	struct mutex lock;
+	enum kiwi_ep_state state;
+	struct socket *sock;
+	struct iw_cm_id *cm_id;		/* referenced while set */
+	struct kiwi_ep *listener;	/* passive: referenced parent */
+	struct kiwi_qp *qp;		/* referenced while set */
+	struct work_struct work;
+	struct delayed_work timer;
+	unsigned long events;
+	bool initiator;
+	bool disconnected;		/* IW_CM_EVENT_DISCONNECT delivered */
+
+	/* MPA exchange */
+	u32 mpa_got;
+	struct kiwi_mpa_info mpa;
+	u8 mpa_buf[sizeof(struct kiwi_mpa_rr) + KIWI_MPA_MAX_PD];
+	u16 ird;
+	u16 ord;
+	bool crc;
+	u16 rtr;			/* RTR message chosen (one bit) */
+
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+};
+
+/* ---- endpoint lifetime ---- */
+
+static void kiwi_ep_get(struct kiwi_ep *ep)
+{
+	kref_get(&ep->ref);
+}
+
+static void kiwi_ep_free(struct kref *ref);
+
+static void kiwi_ep_put(struct kiwi_ep *ep)
+{
+	kref_put(&ep->ref, kiwi_ep_free);
+}
+
+static void kiwi_ep_free(struct kref *ref)
+{
+	struct kiwi_ep *ep = container_of(ref, struct kiwi_ep, ref);
+
+	if (ep->listener)
+		kiwi_ep_put(ep->listener);
+	kfree(ep);
+}
+
+static void kiwi_ep_work(struct work_struct *work);
+
+static void kiwi_ep_timer(struct work_struct *work)
+{
+	struct kiwi_ep *ep = container_of(to_delayed_work(work),
+					  struct kiwi_ep, timer);
+
+	set_bit(KIWI_EV_TIMEOUT, &ep->events);
+	kiwi_ep_get(ep);
+	if (!queue_work(kiwi_cm_wq, &ep->work))
+		kiwi_ep_put(ep);
+}
+
+static struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
+{
+	struct kiwi_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+
+	if (!ep)
+		return NULL;
+	kref_init(&ep->ref);
+	mutex_init(&ep->lock);
+	INIT_WORK(&ep->work, kiwi_ep_work);
+	INIT_DELAYED_WORK(&ep->timer, kiwi_ep_timer);
+	ep->kdev = kdev;
+	ep->state = KIWI_EP_IDLE;
+	return ep;
+}
+
+/* Queue the endpoint's work; the queued work owns one reference. */
+static void kiwi_ep_kick(struct kiwi_ep *ep, int event)
+{
+	set_bit(event, &ep->events);
+	kiwi_ep_get(ep);
+	if (!queue_work(kiwi_cm_wq, &ep->work))
+		kiwi_ep_put(ep);
+}
+
+static void kiwi_ep_arm_timer(struct kiwi_ep *ep)
+{
+	kiwi_ep_get(ep);
+	if (!mod_delayed_work(kiwi_cm_wq, &ep->timer,
+			      msecs_to_jiffies(kiwi_mpa_timeout_ms)))
+		return;
+	kiwi_ep_put(ep);	/* was already pending: keep one reference */
+}
+
+static void kiwi_ep_cancel_timer(struct kiwi_ep *ep)
+{
+	if (cancel_delayed_work(&ep->timer))
+		kiwi_ep_put(ep);
+}
+
+/* ---- socket callbacks ---- */
+
+static void kiwi_sk_event(struct sock *sk)
+{
+	struct kiwi_ep *ep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	ep = sk->sk_user_data;
+	if (ep)
+		kiwi_ep_kick(ep, KIWI_EV_SOCK);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	kiwi_ep_get(ep);	/* held while the socket points at us */
+	ep->sock = sock;
+	write_lock_bh(&sk->sk_callback_lock);
+	ep->saved_data_ready = sk->sk_data_ready;
+	ep->saved_state_change = sk->sk_state_change;
+	ep->saved_write_space = sk->sk_write_space;
+	sk->sk_user_data = ep;
+	sk->sk_data_ready = kiwi_sk_event;
+	sk->sk_state_change = kiwi_sk_event;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
+ * Detach from the socket; once this returns no callback of ours runs or
+ * will run for it.  Then release it, aborting the connection if asked.
+ * The caller holds its own reference: this drops the socket's.
+ */
+static void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
+{
+	struct socket *sock = ep->sock;
+	struct sock *sk;
+
+	if (!sock)
+		return;
+	sk = sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = ep->saved_data_ready;
+	sk->sk_state_change = ep->saved_state_change;
+	sk->sk_write_space = ep->saved_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	if (abort)
+		sock_no_linger(sk);	/* close with RST */
+	else
+		kernel_sock_shutdown(sock, SHUT_RDWR);
+	ep->sock = NULL;
+	sock_release(sock);
+	kiwi_ep_put(ep);
+}
+
+/* ---- upcalls to the iw_cm ---- */
+
+static void kiwi_cm_id_set(struct kiwi_ep *ep, struct iw_cm_id *id)
+{
+	id->add_ref(id);
+	ep->cm_id = id;
+}
+
+static void kiwi_cm_id_drop(struct kiwi_ep *ep)
+{
+	struct iw_cm_id *id = ep->cm_id;
+
+	if (!id)
+		return;
+	ep->cm_id = NULL;
+	id->provider_data = NULL;
+	id->rem_ref(id);
+}
+
+static int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
+		       enum iw_cm_event_type type, int status,
+		       const void *pd, u32 pd_len)
+{
+	struct iw_cm_event ev = {
+		.event = type,
+		.status = status,
+		.ird = ep->ird,
+		.ord = ep->ord,
+	};
+
+	if (ep->sock && type != IW_CM_EVENT_CLOSE) {
+		kernel_getsockname(ep->sock, (struct sockaddr *)&ev.local_addr);
+		kernel_getpeername(ep->sock,
+				   (struct sockaddr *)&ev.remote_addr);
+	}
+	if (type == IW_CM_EVENT_CONNECT_REQUEST)
+		ev.provider_data = ep;
+	if (pd_len) {
+		/* The iw_cm carries at most 255 bytes upward. */
+		ev.private_data = (void *)pd;
+		ev.private_data_len = min_t(u32, pd_len, U8_MAX);
+	}
+	return id->event_handler(id, &ev);
+}
+
+static const void *kiwi_mpa_ulp_pd(struct kiwi_ep *ep)
+{
+	return ep->mpa_buf + sizeof(struct kiwi_mpa_rr) + ep->mpa.ulp_pd_off;
+}
+
+/* ---- MPA frames ---- */
+
+static int kiwi_send_all(struct socket *sock, struct kvec *iov, int n,
+			 size_t len)
+{
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	int rv = kernel_sendmsg(sock, &msg, iov, n, len);
+
+	return rv == len ? 0 : (rv < 0 ? rv : -EIO);
+}
+
+/* Send an MPA request or reply with optional RFC 6581 data. */
+static int kiwi_mpa_send(struct kiwi_ep *ep, bool req, u8 flags,
+			 const void *pd, u16 pd_len)
+{
+	struct kiwi_mpa_rr rr;
+	struct kiwi_mpa_v2 v2;
+	struct kvec iov[3];
+	bool enh = ep->mpa.rev == KIWI_MPA_REV2;
+	u8 rev = enh ? KIWI_MPA_REV2 : KIWI_MPA_REV1;
+	u16 total = pd_len + (enh ? sizeof(v2) : 0);
+	int n = 0;
+
+	if (enh)
+		flags |= KIWI_MPA_FLAG_ENH;
+	iov[n].iov_base = &rr;
+	iov[n++].iov_len = kiwi_mpa_build(&rr, req, rev, flags, total);
+	if (enh) {
+		v2 = kiwi_mpa_v2_build(ep->ird, ep->ord, ep->mpa.p2p, ep->rtr);
+		iov[n].iov_base = &v2;
+		iov[n++].iov_len = sizeof(v2);
+	}
+	if (pd_len) {
+		iov[n].iov_base = (void *)pd;
+		iov[n++].iov_len = pd_len;
+	}
+	return kiwi_send_all(ep->sock, iov, n, sizeof(rr) + total);
+}
+
+/*
+ * Read (more of) an MPA request or reply without blocking.  Returns 1
+ * when complete, 0 when more data is needed, or a negative error; a
+ * parse failure is reported through ep->mpa and -EPROTO.
+ */
+static int kiwi_mpa_recv(struct kiwi_ep *ep, bool req)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+	const struct kiwi_mpa_rr *rr = (void *)ep->mpa_buf;
+	u32 want = sizeof(*rr);
+	struct kvec iov;
+	int rv;
+
+	if (ep->mpa_got >= sizeof(*rr))
+		want += min_t(u32, be16_to_cpu(rr->pd_len), KIWI_MPA_MAX_PD);
+	while (ep->mpa_got < want) {
+		iov.iov_base = ep->mpa_buf + ep->mpa_got;
+		iov.iov_len = want - ep->mpa_got;
+		rv = kernel_recvmsg(ep->sock, &msg, &iov, 1, iov.iov_len,
+				    MSG_DONTWAIT);
+		if (rv == -EAGAIN)
+			return 0;
+		if (rv <= 0)
+			return rv ? rv : -ECONNRESET;
+		ep->mpa_got += rv;
+		if (ep->mpa_got == sizeof(*rr)) {
+			if (be16_to_cpu(rr->pd_len) > KIWI_MPA_MAX_PD)
+				return -EPROTO;
+			want += be16_to_cpu(rr->pd_len);
+		}
+	}
+	if (kiwi_mpa_parse(rr, ep->mpa_buf + sizeof(*rr),
+			   ep->mpa_got - sizeof(*rr), req, &ep->mpa))
+		return -EPROTO;
+	return 1;
+}
+
+/* ---- binding a connection to its QP ---- */
+
+static int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
+{
+	struct sock *sk = ep->sock->sk;
+	int rv;
+
+	kiwi_ep_cancel_timer(ep);
+	rv = kiwi_qp_connected(ep->qp, ep, ep->sock, ep->crc, send_rtr);
+	if (rv)
+		return rv;
+
+	/* Hand data delivery to the QP's receive path. */
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = kiwi_rx_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	ep->state = KIWI_EP_RTS;
+
+	/* Bytes that arrived right behind the MPA frame are waiting. */
+	lock_sock(sk);
+	kiwi_rx_data_ready(sk);
+	release_sock(sk);
+	return 0;
+}
+
+/* Unbind the QP, tell the consumer the connection is gone, release. */
+static void kiwi_ep_close(struct kiwi_ep *ep, bool abort, int status)
+{
+	struct kiwi_qp *qp = ep->qp;
+
+	kiwi_ep_cancel_timer(ep);
+	if (qp)
+		kiwi_qp_disconnected(qp);
+	kiwi_sk_release(ep, abort);
+	if (qp) {
+		/* No receive callback can run any more. */
+		kiwi_rx_release(qp);
+		ep->qp = NULL;
+		kiwi_qp_put(&qp->ibqp);
+	}
+	if (ep->cm_id && ep->state >= KIWI_EP_RTS) {
+		if (!ep->disconnected)
+			kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_DISCONNECT,
+				    status, NULL, 0);
+		kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL, 0);
+	}
+	kiwi_cm_id_drop(ep);
+	ep->state = KIWI_EP_CLOSED;
+}
+
+/* ---- active side ---- */
+
+static void kiwi_active_fail(struct kiwi_ep *ep, int status, const void *pd,
+			     u32 pd_len)
+{
+	kiwi_ep_cancel_timer(ep);
+	if (ep->cm_id)
+		kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, status,
+			    pd, pd_len);
+	if (ep->qp) {
+		kiwi_qp_put(&ep->qp->ibqp);
+		ep->qp = NULL;
+	}
+	kiwi_sk_release(ep, true);
+	kiwi_cm_id_drop(ep);
+	ep->state = KIWI_EP_CLOSED;
+}
+
+static void kiwi_active_connected(struct kiwi_ep *ep)
+{
+	const void *pd = ep->mpa_buf + sizeof(struct kiwi_mpa_rr);
+	int rv;
+
+	ep->state = KIWI_EP_AWAIT_REP;
+	/* The request was staged in mpa_buf by kiwi_connect(). */
+	rv = kiwi_mpa_send(ep, true, ep->crc ? KIWI_MPA_FLAG_C : 0, pd,
+			   ep->mpa_got);
+	ep->mpa_got = 0;
+	if (rv)
+		kiwi_active_fail(ep, rv, NULL, 0);
+}
+
+static void kiwi_active_reply(struct kiwi_ep *ep)
+{
+	struct kiwi_mpa_info *m = &ep->mpa;
+	int rv = kiwi_mpa_recv(ep, false);
+
+	if (!rv)
+		return;
+	if (rv < 0) {
+		kiwi_active_fail(ep, rv == -EPROTO ? -ECONNREFUSED : rv,
+				 NULL, 0);
+		return;
+	}
+	if (m->reject) {
+		kiwi_active_fail(ep, -ECONNREFUSED, kiwi_mpa_ulp_pd(ep),
+				 m->ulp_pd_len);
+		return;
+	}
+	/* Either side asking for CRC makes both use it (RFC 5044 7.1). */
+	ep->crc = ep->crc || m->crc;
+	if (m->enhanced) {
+		ep->ord = min_t(u16, ep->ord, m->ird);
+		ep->ird = min_t(u16, ep->ird, KIWI_MAX_IRD);
+		ep->rtr = m->p2p ? m->rtr : 0;
+		/* Exactly one RTR kind must have been chosen. */
+		if (m->p2p && hweight16(ep->rtr) != 1) {
+			kiwi_active_fail(ep, -ECONNREFUSED, NULL, 0);
+			return;
+		}
+	}
+	rv = kiwi_ep_go_rts(ep, ep->rtr);
+	if (rv) {
+		kiwi_active_fail(ep, rv, NULL, 0);
+		return;
+	}
+	kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
+		    kiwi_mpa_ulp_pd(ep), m->ulp_pd_len);
+}
+
+/* ---- passive side ---- */
+
+static void kiwi_passive_request(struct kiwi_ep *ep)
+{
+	struct kiwi_ep *l = ep->listener;
+	int rv = kiwi_mpa_recv(ep, true);
+
+	if (!rv)
+		return;
+	if (rv == -EPROTO && ep->mpa.markers) {
+		/* Tell a marker-wanting peer no, politely. */
+		ep->mpa.rev = KIWI_MPA_REV1;
+		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, NULL, 0);
+	}
+	if (rv < 0)
+		goto drop;
+
+	kiwi_ep_cancel_timer(ep);
+	ep->crc = ep->mpa.crc || READ_ONCE(kiwi_crc_default);
+	ep->ird = ep->mpa.enhanced ? ep->mpa.ird : KIWI_MAX_IRD;
+	ep->ord = ep->mpa.enhanced ? ep->mpa.ord : KIWI_MAX_ORD;
+	ep->state = KIWI_EP_RECVD_REQ;
+
+	mutex_lock(&l->lock);
+	if (l->state != KIWI_EP_LISTEN || !l->cm_id) {
+		mutex_unlock(&l->lock);
+		goto drop;
+	}
+	/* The iw_cm's reference to us lasts until accept or reject. */
+	kiwi_ep_get(ep);
+	rv = kiwi_upcall(ep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
+			 kiwi_mpa_ulp_pd(ep), ep->mpa.ulp_pd_len);
+	mutex_unlock(&l->lock);
+	if (rv) {
+		kiwi_ep_put(ep);
+		goto drop;
+	}
+	return;
+drop:
+	kiwi_ep_cancel_timer(ep);
+	kiwi_sk_release(ep, true);
+	ep->state = KIWI_EP_CLOSED;
+}
+
+static void kiwi_listen_accept(struct kiwi_ep *l)
+{
+	struct socket *ns;
+	struct kiwi_ep *ep;
+
+	while (l->state == KIWI_EP_LISTEN &&
+	       !kernel_accept(l->sock, &ns, O_NONBLOCK)) {
+		ep = kiwi_ep_alloc(l->kdev);
+		if (!ep) {
+			sock_release(ns);
+			continue;
+		}
+		tcp_sock_set_nodelay(ns->sk);
+		kiwi_ep_get(l);
+		ep->listener = l;
+		ep->state = KIWI_EP_AWAIT_REQ;
+		kiwi_sk_assoc(ep, ns);
+		kiwi_ep_arm_timer(ep);
+		kiwi_ep_kick(ep, KIWI_EV_SOCK);
+		kiwi_ep_put(ep);	/* queued work and timer hold it */
+	}
+}
+
+/* ---- the endpoint state machine ---- */
+
+static void kiwi_ep_on_sock(struct kiwi_ep *ep)
+{
+	struct sock *sk = ep->sock ? ep->sock->sk : NULL;
+
+	if (!sk)
+		return;
+	switch (ep->state) {
+	case KIWI_EP_LISTEN:
+		kiwi_listen_accept(ep);
+		break;
+	case KIWI_EP_CONNECTING:
+		if (sk->sk_state == TCP_ESTABLISHED)
+			kiwi_active_connected(ep);
+		else if (sk->sk_state == TCP_CLOSE)
+			kiwi_active_fail(ep, sock_error(sk) ?: -ECONNREFUSED,
+					 NULL, 0);
+		break;
+	case KIWI_EP_AWAIT_REP:
+		kiwi_active_reply(ep);
+		break;
+	case KIWI_EP_AWAIT_REQ:
+		kiwi_passive_request(ep);
+		break;
+	case KIWI_EP_RECVD_REQ:
+		if (sk->sk_state != TCP_ESTABLISHED)
+			kiwi_sk_release(ep, true);	/* accept will fail */
+		break;
+	case KIWI_EP_RTS:
+		if (sk->sk_state == TCP_CLOSE_WAIT)	/* peer's FIN */
+			kiwi_ep_close(ep, false, 0);
+		else if (sk->sk_state != TCP_ESTABLISHED)	/* reset */
+			kiwi_ep_close(ep, true, -ECONNRESET);
+		break;
+	case KIWI_EP_CLOSING:
+		/* Our FIN is out; done once the peer's arrived. */
+		if (sk->sk_shutdown & RCV_SHUTDOWN ||
+		    sk->sk_state == TCP_CLOSE || sk->sk_state == TCP_TIME_WAIT)
+			kiwi_ep_close(ep, sk->sk_state == TCP_CLOSE, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
+{
+	switch (ep->state) {
+	case KIWI_EP_CONNECTING:
+	case KIWI_EP_AWAIT_REP:
+		kiwi_active_fail(ep, -ETIMEDOUT, NULL, 0);
+		break;
+	case KIWI_EP_AWAIT_REQ:
+		kiwi_sk_release(ep, true);
+		ep->state = KIWI_EP_CLOSED;
+		break;
+	case KIWI_EP_CLOSING:
+		kiwi_ep_close(ep, true, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+static void kiwi_ep_work(struct work_struct *work)
+{
+	struct kiwi_ep *ep = container_of(work, struct kiwi_ep, work);
+
+	mutex_lock(&ep->lock);
+	if (test_and_clear_bit(KIWI_EV_ABORT, &ep->events) &&
+	    ep->state >= KIWI_EP_RTS && ep->state != KIWI_EP_CLOSED)
+		kiwi_ep_close(ep, true, -ECONNABORTED);
+	if (test_and_clear_bit(KIWI_EV_CLOSE, &ep->events) &&
+	    ep->state == KIWI_EP_RTS) {
+		/* Graceful: FIN now, wait (bounded) for the peer's FIN. */
+		ep->state = KIWI_EP_CLOSING;
+		ep->disconnected = true;
+		kernel_sock_shutdown(ep->sock, SHUT_WR);
+		kiwi_ep_arm_timer(ep);
+	}
+	if (test_and_clear_bit(KIWI_EV_SOCK, &ep->events))
+		kiwi_ep_on_sock(ep);
+	if (test_and_clear_bit(KIWI_EV_TIMEOUT, &ep->events))
+		kiwi_ep_on_timeout(ep);
+	mutex_unlock(&ep->lock);
+	kiwi_ep_put(ep);
+}
+
+/*
+ * Called by the QP when it leaves RTS: to SQD (graceful) or to ERROR /
+ * TERMINATE (abort).  Runs with the QP state lock held: defer.
+ */
+void kiwi_cm_qp_closing(struct kiwi_qp *qp, bool abort)
+{
+	struct kiwi_ep *ep = qp->ep;
+
+	if (ep)
+		kiwi_ep_kick(ep, abort ? KIWI_EV_ABORT : KIWI_EV_CLOSE);
+}
+
+/* For the receive path, under sk_callback_lock: the bound QP. */
+struct kiwi_qp *kiwi_cm_ep_qp(struct kiwi_ep *ep)
+{
+	return ep->state == KIWI_EP_RTS || ep->state == KIWI_EP_CLOSING ?
+	       ep->qp : NULL;
+}
+
+/* ---- iw_cm provider entry points ---- */
+
+static struct kiwi_qp *kiwi_cm_qp(struct iw_cm_id *id, u32 qpn)
+{
+	struct ib_qp *ibqp = kiwi_get_qp(id->device, qpn);
+
+	return ibqp ? to_kqp(ibqp) : NULL;
+}
+
+static int kiwi_sock_create(struct socket **sock, struct sockaddr *laddr,
+			    bool afonly)
+{
+	int len = laddr->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+						 sizeof(struct sockaddr_in6);
+	int rv;
+
+	if (laddr->sa_family != AF_INET && laddr->sa_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	/* In the caller's network namespace, like any socket it opens. */
+	rv = sock_create(laddr->sa_family, SOCK_STREAM, IPPROTO_TCP, sock);
+	if (rv)
+		return rv;
+	sock_set_reuseaddr((*sock)->sk);
+	if (afonly && laddr->sa_family == AF_INET6) {
+		rv = ip6_sock_set_v6only((*sock)->sk);
+		if (rv)
+			goto err;
+	}
+	rv = kernel_bind(*sock, laddr, len);
+	if (rv)
+		goto err;
+	return 0;
+err:
+	sock_release(*sock);
+	*sock = NULL;
+	return rv;
+}
+
+int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_device *kdev = to_kdev(id->device);
+	struct sockaddr *raddr = (struct sockaddr *)&id->m_remote_addr;
+	struct kiwi_qp *qp;
+	struct kiwi_ep *ep;
+	struct socket *sock;
+	int rv;
+
+	if (param->private_data_len > KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2))
+		return -EINVAL;
+	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
+		return -EINVAL;
+	qp = kiwi_cm_qp(id, param->qpn);
+	if (!qp)
+		return -EINVAL;
+	if (raddr->sa_family != id->m_local_addr.ss_family)
+		return -EAFNOSUPPORT;
+
+	ep = kiwi_ep_alloc(kdev);
+	if (!ep)
+		return -ENOMEM;
+	ep->initiator = true;
+	ep->crc = READ_ONCE(kiwi_crc_default);
+	ep->ird = param->ird;
+	ep->ord = param->ord;
+	ep->mpa.rev = KIWI_MPA_REV2;
+	ep->mpa.p2p = READ_ONCE(kiwi_p2p);
+	ep->rtr = ep->mpa.p2p ? KIWI_MPA_RTR_WRITE | KIWI_MPA_RTR_READ : 0;
+	/* Stage the consumer's private data until TCP is up. */
+	memcpy(ep->mpa_buf + sizeof(struct kiwi_mpa_rr), param->private_data,
+	       param->private_data_len);
+	ep->mpa_got = param->private_data_len;
+
+	rv = kiwi_sock_create(&sock, (struct sockaddr *)&id->m_local_addr,
+			      id->afonly);
+	if (rv)
+		goto err;
+	tcp_sock_set_nodelay(sock->sk);
+
+	mutex_lock(&ep->lock);
+	kiwi_qp_get(&qp->ibqp);
+	ep->qp = qp;
+	kiwi_cm_id_set(ep, id);
+	kiwi_sk_assoc(ep, sock);
+	ep->state = KIWI_EP_CONNECTING;
+	kiwi_ep_arm_timer(ep);
+	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?
+			    sizeof(struct sockaddr_in) :
+			    sizeof(struct sockaddr_in6), O_NONBLOCK);
+	if (rv && rv != -EINPROGRESS) {
+		kiwi_ep_cancel_timer(ep);
+		kiwi_qp_put(&qp->ibqp);
+		ep->qp = NULL;
+		kiwi_sk_release(ep, true);
+		ep->cm_id = NULL;
+		id->rem_ref(id);
+		ep->state = KIWI_EP_CLOSED;
+		mutex_unlock(&ep->lock);
+		goto err;
+	}
+	mutex_unlock(&ep->lock);
+	/* Connected already (loopback) or not: the work sorts it out. */
+	kiwi_ep_kick(ep, KIWI_EV_SOCK);
+	kiwi_ep_put(ep);	/* socket, timer and work keep it alive */
+	return 0;
+err:
+	kiwi_ep_put(ep);
+	return rv;
+}
+
+static u16 kiwi_pick_rtr(u16 offered)
+{
+	if (offered & KIWI_MPA_RTR_WRITE)
+		return KIWI_MPA_RTR_WRITE;
+	if (offered & KIWI_MPA_RTR_READ)
+		return KIWI_MPA_RTR_READ;
+	return offered & KIWI_MPA_RTR_SEND;
+}
+
+int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_ep *ep = id->provider_data;
+	struct kiwi_qp *qp;
+	int rv;
+
+	if (!ep)
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	if (ep->state != KIWI_EP_RECVD_REQ || !ep->sock) {
+		rv = -ECONNRESET;
+		goto out;
+	}
+	rv = -EINVAL;
+	if (param->private_data_len >
+	    KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2) ||
+	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
+		goto out;
+	qp = kiwi_cm_qp(id, param->qpn);
+	if (!qp || qp->ep)
+		goto out;
+
+	/* Our ORD may not exceed what the initiator can serve. */
+	ep->ird = param->ird;
+	ep->ord = ep->mpa.enhanced ? min_t(u16, param->ord, ep->mpa.ird) :
+				     param->ord;
+	ep->rtr = ep->mpa.p2p ? kiwi_pick_rtr(ep->mpa.rtr) : 0;
+	if (ep->mpa.p2p && !ep->rtr) {
+		rv = -EOPNOTSUPP;
+		goto out;
+	}
+	kiwi_qp_get(&qp->ibqp);
+	ep->qp = qp;
+	kiwi_cm_id_set(ep, id);
+
+	rv = kiwi_mpa_send(ep, false, ep->crc ? KIWI_MPA_FLAG_C : 0,
+			   param->private_data, param->private_data_len);
+	if (!rv)
+		rv = kiwi_ep_go_rts(ep, 0);
+	if (rv) {
+		kiwi_qp_put(&qp->ibqp);
+		ep->qp = NULL;
+		kiwi_sk_release(ep, true);
+		kiwi_cm_id_drop(ep);
+		ep->state = KIWI_EP_CLOSED;
+		goto out_ref;
+	}
+	kiwi_upcall(ep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+out_ref:
+	mutex_unlock(&ep->lock);
+	kiwi_ep_put(ep);	/* the CONNECT_REQUEST reference */
+	return rv;
+out:
+	mutex_unlock(&ep->lock);
+	return rv;
+}
+
+int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
+{
+	struct kiwi_ep *ep = id->provider_data;
+
+	if (!ep)
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	if (ep->state == KIWI_EP_RECVD_REQ && ep->sock) {
+		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, pdata, pd_len);
+		kiwi_sk_release(ep, false);
+	}
+	ep->state = KIWI_EP_CLOSED;
+	mutex_unlock(&ep->lock);
+	id->provider_data = NULL;
+	kiwi_ep_put(ep);	/* the CONNECT_REQUEST reference */
+	return 0;
+}
+
+int kiwi_create_listen(struct iw_cm_id *id, int backlog)
+{
+	struct kiwi_device *kdev = to_kdev(id->device);
+	struct sockaddr_storage laddr = id->m_local_addr;
+	struct kiwi_ep *ep;
+	struct socket *sock;
+	int rv;
+
+	/*
+	 * A wildcard listen is issued once per RDMA device; bind each to
+	 * its own netdev so devices can share the port.
+	 */
+	rv = kiwi_sock_create(&sock, (struct sockaddr *)&laddr, id->afonly);
+	if (rv == -EADDRINUSE || rv == -EADDRNOTAVAIL) {
+		/* Retry device-bound: a sibling device holds the wildcard. */
+		rv = sock_create(laddr.ss_family, SOCK_STREAM, IPPROTO_TCP,
+				 &sock);
+		if (rv)
+			return rv;
+		sock_set_reuseaddr(sock->sk);
+		sock->sk->sk_bound_dev_if = kdev->netdev->ifindex;
+		rv = kernel_bind(sock, (struct sockaddr *)&laddr,
+				 laddr.ss_family == AF_INET ?
+				 sizeof(struct sockaddr_in) :
+				 sizeof(struct sockaddr_in6));
+		if (rv) {
+			sock_release(sock);
+			return rv;
+		}
+	} else if (rv) {
+		return rv;
+	}
+	rv = kernel_listen(sock, backlog);
+	if (rv) {
+		sock_release(sock);
+		return rv;
+	}
+	ep = kiwi_ep_alloc(kdev);
+	if (!ep) {
+		sock_release(sock);
+		return -ENOMEM;
+	}
+	mutex_lock(&ep->lock);
+	kiwi_cm_id_set(ep, id);
+	ep->state = KIWI_EP_LISTEN;
+	kiwi_sk_assoc(ep, sock);
+	mutex_unlock(&ep->lock);
+	id->provider_data = ep;
+	return 0;
+}
+
+int kiwi_destroy_listen(struct iw_cm_id *id)
+{
+	struct kiwi_ep *ep = id->provider_data;
+
+	if (!ep)
+		return 0;
+	mutex_lock(&ep->lock);
+	ep->state = KIWI_EP_CLOSED;
+	kiwi_sk_release(ep, false);
+	kiwi_cm_id_drop(ep);
+	mutex_unlock(&ep->lock);
+	/* Pending children may still look at us; they hold references. */
+	if (cancel_work_sync(&ep->work))
+		kiwi_ep_put(ep);
+	id->provider_data = NULL;
+	kiwi_ep_put(ep);
+	return 0;
+}
+
+int kiwi_cm_init(void)
+{
+	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return kiwi_cm_wq ? 0 : -ENOMEM;
+}
+
+void kiwi_cm_exit(void)
+{
+	destroy_workqueue(kiwi_cm_wq);
+}

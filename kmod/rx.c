@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: receive path -- MPA deframing, DDP/RDMAP validation and direct
+ * placement from the socket's skbs into registered memory.
+ *
+ * Runs as the socket's data_ready callback (softirq, or process context
+ * under lock_sock) through tcp_read_sock(), so payload is copied exactly
+ * once: from the skb to its final place.  FPDUs may be split across skbs
+ * and an skb may carry several FPDUs; the parser keeps its position in
+ * qp->rx.  Everything in a header is checked before a byte is placed;
+ * any violation terminates the stream (RFC 5040 section 7).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/crc32c.h>
+#include <linux/skbuff.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+
+static void kiwi_rx_drop_refs(struct kiwi_rx *rx)
+{
+	if (rx->mem) {
+		kiwi_mem_put(rx->mem);
+		rx->mem = NULL;
+	}
+	if (rx->sge_mem) {
+		kiwi_mem_put(rx->sge_mem);
+		rx->sge_mem = NULL;
+	}
+}
+
+/* Stop parsing for good and have the QP send a TERMINATE. */
+static int kiwi_rx_fail(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
+{
+	qp->rx.dead = true;
+	kiwi_rx_drop_refs(&qp->rx);
+	kiwi_qp_error(qp, layer, etype, ecode);
+	return -EPROTO;
+}
+
+/* Map a kiwi_mem_check() result for a tagged sink to TERMINATE codes. */
+static int kiwi_rx_tagged_fail(struct kiwi_qp *qp, int why)
+{
+	switch (why) {
+	case KIWI_RC_ACCESS_RIGHTS:
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    KIWI_RC_ACCESS_RIGHTS);
+	case KIWI_RC_STAG_NOT_ASSOC:
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_TAGGED,
+				    KIWI_DC_T_STAG_NOT_ASSOC);
+	case KIWI_RC_TO_WRAP:
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_TAGGED,
+				    KIWI_DC_T_TO_WRAP);
+	case KIWI_RC_BASE_BOUNDS:
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_TAGGED,
+				    KIWI_DC_T_BASE_BOUNDS);
+	default:
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_TAGGED,
+				    KIWI_DC_T_INVALID_STAG);
+	}
+}
+
+/* Look up and check a tagged sink for [to, to + len). */
+static int kiwi_rx_sink(struct kiwi_qp *qp, u32 stag, u64 to, u32 len,
+			int access)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	int why;
+
+	rx->to = to;
+	if (!len)	/* zero-length tagged messages name no buffer */
+		return 0;
+	rx->mem = kiwi_mem_get(qp->kdev, stag);
+	if (!rx->mem)
+		return kiwi_rx_tagged_fail(qp, KIWI_RC_INVALID_STAG);
+	why = kiwi_mem_check(rx->mem, qp->ibqp.pd, to, len, access);
+	return why ? kiwi_rx_tagged_fail(qp, why) : 0;
+}
+
+/* The oldest READ awaiting its response, or NULL. */
+static struct kiwi_sqe *kiwi_rx_orq_head(struct kiwi_qp *qp)
+{
+	struct kiwi_sqe *sqe;
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (i = 0; i < qp->sq_tx; i++) {
+		sqe = &qp->sq[(qp->sq_head + i) & (qp->sq_size - 1)];
+		if (sqe->state == KIWI_SQE_WAIT_RESP)
+			goto out;
+	}
+	sqe = NULL;
+out:
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return sqe;
+}
+
+static int kiwi_rx_begin_read_resp(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	u32 stag = be32_to_cpu(rx->hdr.t.stag);
+	u64 to = be64_to_cpu(rx->hdr.t.to);
+	struct kiwi_sqe *sqe;
+
+	if (rx->orq_skip && !rx->data_rem && rx->last) {
+		rx->rtr_resp = true;	/* answers our zero-length RTR READ */
+		return 0;
+	}
+	sqe = kiwi_rx_orq_head(qp);
+	/* A response must answer our oldest READ, inside its sink. */
+	if (!sqe || stag != sqe->sge[0].lkey || to < sqe->sge[0].addr ||
+	    to - sqe->sge[0].addr + rx->data_rem > sqe->bytes)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+				    KIWI_RC_UNEXPECTED_OP);
+	return kiwi_rx_sink(qp, stag, to, rx->data_rem, IB_ACCESS_LOCAL_WRITE);
+}
+
+static int kiwi_rx_check_untagged(struct kiwi_qp *qp, u32 qn, u32 mo)
+{
+	struct kiwi_rx *rx = &qp->rx;
+
+	if (be32_to_cpu(rx->hdr.u.qn) != qn)
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_QN);
+	if (be32_to_cpu(rx->hdr.u.msn) != rx->msn[qn])
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_MSN_RANGE);
+	if (be32_to_cpu(rx->hdr.u.mo) != mo)
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_MO);
+	return 0;
+}
+
+static u32 kiwi_rqe_capacity(const struct kiwi_rqe *rqe)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < rqe->num_sge; i++)
+		n += rqe->sge[i].len;
+	return n;
+}
+
+static int kiwi_rx_begin_send(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	int rv;
+
+	rv = kiwi_rx_check_untagged(qp, KIWI_QN_SEND,
+				    rx->in_msg ? rx->msg_len : 0);
+	if (rv)
+		return rv;
+	if (!rx->in_msg) {
+		if (!kiwi_qp_take_rqe(qp, &rx->rqe))
+			return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+					    KIWI_DC_U_INVALID_MSN_NOBUF);
+		rx->in_msg = true;
+		rx->msg_len = 0;
+		rx->sge_idx = 0;
+		rx->sge_off = 0;
+		rx->inv_stag = be32_to_cpu(rx->hdr.u.inv_stag);
+	}
+	if ((u64)rx->msg_len + rx->data_rem > kiwi_rqe_capacity(&rx->rqe))
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_MSG_TOOLONG);
+	return 0;
+}
+
+static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_read_req *rr = (void *)(rx->hdr.raw +
+					    sizeof(struct kiwi_hdr_untagged));
+	u32 len = be32_to_cpu(rr->size);
+	struct kiwi_mem *mem;
+	int why, rv;
+
+	rv = kiwi_rx_check_untagged(qp, KIWI_QN_READ_REQ, 0);
+	if (rv)
+		return rv;
+	if (rx->data_rem || READ_ONCE(qp->irq_count) >= max(qp->ird, 1U))
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_MSN_NOBUF);
+	if (!len)
+		return 0;
+	mem = kiwi_mem_get(qp->kdev, be32_to_cpu(rr->src_stag));
+	if (!mem)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    KIWI_RC_INVALID_STAG);
+	why = kiwi_mem_check(mem, qp->ibqp.pd, be64_to_cpu(rr->src_to), len,
+			     IB_ACCESS_REMOTE_READ);
+	kiwi_mem_put(mem);
+	if (why)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION, why);
+	return 0;
+}
+
+/* The header is complete and checked for shape: validate semantics. */
+static int kiwi_rx_begin(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+
+	if (READ_ONCE(qp->state) != KIWI_QP_RTS) {
+		rx->dead = true;
+		return -ENOTCONN;
+	}
+	switch (rx->op) {
+	case KIWI_OP_WRITE:
+		return kiwi_rx_sink(qp, be32_to_cpu(rx->hdr.t.stag),
+				    be64_to_cpu(rx->hdr.t.to), rx->data_rem,
+				    IB_ACCESS_REMOTE_WRITE);
+	case KIWI_OP_READ_RESP:
+		return kiwi_rx_begin_read_resp(qp);
+	case KIWI_OP_READ_REQ:
+		return kiwi_rx_begin_read_req(qp);
+	case KIWI_OP_TERMINATE:
+		return kiwi_rx_check_untagged(qp, KIWI_QN_TERMINATE, 0);
+	default:
+		return kiwi_rx_begin_send(qp);
+	}
+}
+
+/* Place @len payload bytes of a SEND at the current message offset. */
+static int kiwi_rx_place_send(struct kiwi_qp *qp, struct sk_buff *skb,
+			      int off, u32 len)
+{
+	struct kiwi_rx *rx = &qp->rx;
+
+	while (len) {
+		const struct kiwi_sge *sge = &rx->rqe.sge[rx->sge_idx];
+		u32 chunk;
+		int why;
+
+		if (rx->sge_off == sge->len) {
+			if (rx->sge_mem) {
+				kiwi_mem_put(rx->sge_mem);
+				rx->sge_mem = NULL;
+			}
+			rx->sge_idx++;
+			rx->sge_off = 0;
+			continue;
+		}
+		chunk = min(len, sge->len - rx->sge_off);
+		if (!rx->sge_mem) {
+			rx->sge_mem = kiwi_mem_get(qp->kdev, sge->lkey);
+			if (!rx->sge_mem)
+				return kiwi_rx_fail(qp, KIWI_TL_RDMAP,
+						    KIWI_RT_CATASTROPHIC,
+						    KIWI_RC_CATASTROPHIC_STREAM);
+			why = kiwi_mem_check(rx->sge_mem, qp->ibqp.pd,
+					     sge->addr, sge->len,
+					     IB_ACCESS_LOCAL_WRITE);
+			if (why)
+				return kiwi_rx_fail(qp, KIWI_TL_RDMAP,
+						    KIWI_RT_CATASTROPHIC,
+						    KIWI_RC_CATASTROPHIC_STREAM);
+		}
+		kiwi_mem_copy_from_skb(rx->sge_mem, sge->addr + rx->sge_off,
+				       skb, off, chunk, &rx->crc, qp->crc);
+		rx->sge_off += chunk;
+		rx->msg_len += chunk;
+		off += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+			 u32 len)
+{
+	struct kiwi_rx *rx = &qp->rx;
+
+	if (rx->op == KIWI_OP_TERMINATE) {
+		/* Offending headers a TERMINATE carries: checked, not kept. */
+		u8 buf[64];
+
+		while (len) {
+			u32 n = min_t(u32, len, sizeof(buf));
+
+			skb_copy_bits(skb, off, buf, n);
+			if (qp->crc)
+				rx->crc = crc32c(rx->crc, buf, n);
+			off += n;
+			len -= n;
+		}
+		return 0;
+	}
+	if (kiwi_op_tagged(rx->op)) {
+		kiwi_mem_copy_from_skb(rx->mem, rx->to, skb, off, len,
+				       &rx->crc, qp->crc);
+		rx->to += len;
+		return 0;
+	}
+	return kiwi_rx_place_send(qp, skb, off, len);
+}
+
+static void kiwi_rx_send_done(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	bool inv = rx->op == KIWI_OP_SEND_INV || rx->op == KIWI_OP_SEND_SE_INV;
+	struct kiwi_cqe cqe = {
+		.wr_id = rx->rqe.wr_id,
+		.qp = &qp->ibqp,
+		.byte_len = rx->msg_len,
+		.opcode = IB_WC_RECV,
+		.status = IB_WC_SUCCESS,
+	};
+
+	if (inv) {
+		cqe.flags = IB_WC_WITH_INVALIDATE;
+		cqe.ex = rx->inv_stag;
+		if (kiwi_mem_invalidate(qp, rx->inv_stag))
+			cqe.status = IB_WC_REM_INV_REQ_ERR;
+	}
+	if (rx->sge_mem) {
+		kiwi_mem_put(rx->sge_mem);
+		rx->sge_mem = NULL;
+	}
+	rx->in_msg = false;
+	rx->msn[KIWI_QN_SEND]++;
+	kiwi_cq_add(qp->rcq, &cqe, rx->op == KIWI_OP_SEND_SE ||
+		    rx->op == KIWI_OP_SEND_SE_INV);
+}
+
+static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_read_req *rr = (void *)(rx->hdr.raw +
+					    sizeof(struct kiwi_hdr_untagged));
+	struct kiwi_irqe *e;
+	unsigned long flags;
+
+	rx->msn[KIWI_QN_READ_REQ]++;
+	spin_lock_irqsave(&qp->irq_lock, flags);
+	e = &qp->irq[(qp->irq_head + qp->irq_count) % KIWI_MAX_IRD];
+	e->src_stag = be32_to_cpu(rr->src_stag);
+	e->src_to = be64_to_cpu(rr->src_to);
+	e->sink_stag = be32_to_cpu(rr->sink_stag);
+	e->sink_to = be64_to_cpu(rr->sink_to);
+	e->len = be32_to_cpu(rr->size);
+	e->sent = 0;
+	qp->irq_count++;
+	spin_unlock_irqrestore(&qp->irq_lock, flags);
+	kiwi_tx_kick(qp);
+}
+
+static void kiwi_rx_terminate_done(struct kiwi_qp *qp)
+{
+	struct kiwi_term *t = (void *)(qp->rx.hdr.raw +
+				       sizeof(struct kiwi_hdr_untagged));
+	u32 ctrl = be32_to_cpu(t->ctrl);
+
+	pr_info_ratelimited("QP %u: peer TERMINATE layer %u type %u code 0x%02x\n",
+			    qp->ibqp.qp_num, ctrl >> KIWI_TERM_LAYER_SHIFT,
+			    (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
+			    (ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
+	qp->rx.dead = true;
+	kiwi_qp_peer_terminated(qp);
+}
+
+/* An FPDU passed its CRC: deliver what it completes. */
+static void kiwi_rx_end(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+
+	if (rx->mem) {
+		kiwi_mem_put(rx->mem);
+		rx->mem = NULL;
+	}
+	switch (rx->op) {
+	case KIWI_OP_WRITE:
+		break;
+	case KIWI_OP_READ_RESP:
+		if (rx->rtr_resp) {
+			rx->rtr_resp = false;
+			rx->orq_skip = 0;
+			break;
+		}
+		if (rx->last)
+			kiwi_qp_read_done(qp);
+		break;
+	case KIWI_OP_READ_REQ:
+		kiwi_rx_read_req_done(qp);
+		break;
+	case KIWI_OP_TERMINATE:
+		kiwi_rx_terminate_done(qp);
+		break;
+	default:
+		if (rx->last)
+			kiwi_rx_send_done(qp);
+		break;
+	}
+}
+
+/* Control word in: check it and size this FPDU. */
+static int kiwi_rx_ctrl(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_ctrl_check c = kiwi_check_ctrl(&rx->hdr.ctrl);
+	u32 fpdu = be16_to_cpu(rx->hdr.ctrl.mpa_len) + KIWI_MPA_HDR_LEN;
+
+	if (!c.ok)
+		return kiwi_rx_fail(qp, c.layer, c.etype, c.ecode);
+	rx->op = c.op;
+	rx->last = be16_to_cpu(rx->hdr.ctrl.ddp_rdmap) & KIWI_DDP_LAST;
+	rx->hdr_len = c.hdr_len;
+	rx->data_rem = fpdu - c.hdr_len;
+	rx->trail_need = kiwi_mpa_pad(fpdu) + KIWI_MPA_CRC_LEN;
+	return 0;
+}
+
+static int kiwi_rx_trailer_done(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	u32 crc_at = rx->trail_need - KIWI_MPA_CRC_LEN;
+
+	if (qp->crc) {
+		rx->crc = crc32c(rx->crc, rx->trail, crc_at);
+		if (get_unaligned_le32(rx->trail + crc_at) != ~rx->crc)
+			return kiwi_rx_fail(qp, KIWI_TL_LLP, 0,
+					    KIWI_LC_MPA_CRC);
+	}
+	kiwi_rx_end(qp);
+	rx->hdr_got = 0;
+	rx->hdr_len = 0;
+	rx->trail_got = 0;
+	rx->crc = ~0U;
+	return 0;
+}
+
+/*
+ * Consume up to @len bytes at @off of @skb; returns bytes consumed or a
+ * negative errno once the stream is dead.
+ */
+static int kiwi_rx_step(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+			u32 len)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	u32 n;
+	int rv;
+
+	if (!rx->hdr_len || rx->hdr_got < rx->hdr_len) {
+		u32 want = rx->hdr_len ? rx->hdr_len :
+					 sizeof(struct kiwi_ctrl);
+
+		n = min(len, want - rx->hdr_got);
+		skb_copy_bits(skb, off, rx->hdr.raw + rx->hdr_got, n);
+		rx->hdr_got += n;
+		if (!rx->hdr_len && rx->hdr_got == sizeof(struct kiwi_ctrl)) {
+			rv = kiwi_rx_ctrl(qp);
+			if (rv)
+				return rv;
+		}
+		if (rx->hdr_len && rx->hdr_got == rx->hdr_len) {
+			if (qp->crc)
+				rx->crc = crc32c(rx->crc, rx->hdr.raw,
+						 rx->hdr_len);
+			rv = kiwi_rx_begin(qp);
+			if (rv)
+				return rv;
+		}
+		return n;
+	}
+	if (rx->data_rem) {
+		n = min(len, rx->data_rem);
+		rv = kiwi_rx_place(qp, skb, off, n);
+		if (rv)
+			return rv;
+		rx->data_rem -= n;
+		return n;
+	}
+	/* Pad and CRC. */
+	n = min(len, rx->trail_need - rx->trail_got);
+	skb_copy_bits(skb, off, rx->trail + rx->trail_got, n);
+	rx->trail_got += n;
+	if (rx->trail_got == rx->trail_need) {
+		rv = kiwi_rx_trailer_done(qp);
+		if (rv)
+			return rv;
+	}
+	return n;
+}
+
+static int kiwi_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
+			 unsigned int off, size_t len)
+{
+	struct kiwi_qp *qp = rd->arg.data;
+	size_t done = 0;
+	int n;
+
+	while (done < len) {
+		if (qp->rx.dead)
+			return len;	/* discard: the stream is over */
+		n = kiwi_rx_step(qp, skb, off + done, len - done);
+		if (n < 0)
+			return len;
+		done += n;
+	}
+	return done;
+}
+
+void kiwi_rx_data_ready(struct sock *sk)
+{
+	read_descriptor_t rd = { .count = 1 };
+	struct kiwi_qp *qp = NULL;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data)
+		qp = kiwi_cm_ep_qp(sk->sk_user_data);
+	if (qp) {
+		rd.arg.data = qp;
+		tcp_read_sock(sk, &rd, kiwi_rx_actor);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+void kiwi_rx_reset(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	int i;
+
+	memset(rx, 0, sizeof(*rx));
+	rx->crc = ~0U;
+	for (i = 0; i < KIWI_QN_COUNT; i++)
+		rx->msn[i] = 1;
+}
+
+/* The socket is detached: give back what a dead stream still holds. */
+void kiwi_rx_release(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+
+	kiwi_rx_drop_refs(rx);
+	if (rx->in_msg) {
+		struct kiwi_cqe cqe = {
+			.wr_id = rx->rqe.wr_id,
+			.qp = &qp->ibqp,
+			.opcode = IB_WC_RECV,
+			.status = IB_WC_WR_FLUSH_ERR,
+		};
+
+		rx->in_msg = false;
+		kiwi_cq_add(qp->rcq, &cqe, false);
+	}
+	rx->dead = true;
+}

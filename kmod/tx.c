@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: transmit path -- builds FPDUs (MPA length, DDP/RDMAP header,
+ * payload, pad, CRC32c) and hands them to TCP.
+ *
+ * One work item per QP does all sending, so FPDUs of different messages
+ * never interleave on the stream.  Inbound READ responses and TERMINATE
+ * go before new send queue work.  Payload is gathered straight from the
+ * registered pages into the socket; TCP copies it into its own buffers,
+ * so a work request may complete as soon as sendmsg() returns: the
+ * application can never see its buffer reused while TCP still needs it.
+ */
+#include <linux/crc32c.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+
+struct workqueue_struct *kiwi_tx_wq;
+
+#define KIWI_TX_HDR_MAX		64	/* header scratch; trailer follows */
+#define KIWI_TX_BVECS		(MAX_SKB_FRAGS + 4)
+
+/* Where an FPDU's payload comes from. */
+struct kiwi_src {
+	struct kiwi_qp *qp;
+	const struct kiwi_sge *sge;	/* SGE list, or */
+	u32 num_sge;
+	const u8 *kbuf;			/* a kernel buffer (inline data) */
+	struct kiwi_mem *mem;		/* or one registered region at addr */
+	u64 addr;
+};
+
+/* Page backing a kernel virtual address (linear map or vmalloc). */
+static struct page *kiwi_kva_page(const void *p)
+{
+	return is_vmalloc_addr(p) ? vmalloc_to_page(p) : virt_to_page(p);
+}
+
+/*
+ * Append the pages of @len bytes at @addr of @mem to @bv, updating the
+ * CRC.  Returns the number of bvecs used, or -ENOSPC when @bv is full.
+ */
+static int kiwi_tx_map_mem(struct kiwi_mem *mem, u64 addr, u32 len,
+			   struct bio_vec *bv, int nbv, u32 *crc, bool do_crc)
+{
+	int n = 0;
+
+	while (len) {
+		u32 off = offset_in_page(addr);
+		u32 chunk = min_t(u32, len, PAGE_SIZE - off);
+		struct page *page;
+
+		if (n == nbv)
+			return -ENOSPC;
+		page = mem->pages ? kiwi_mem_page(mem, addr) :
+				    kiwi_kva_page((void *)(uintptr_t)addr);
+		bv[n].bv_page = page;
+		bv[n].bv_offset = off;
+		bv[n].bv_len = chunk;
+		if (do_crc) {
+			void *va = kmap_local_page(page);
+
+			*crc = crc32c(*crc, va + off, chunk);
+			kunmap_local(va);
+		}
+		n++;
+		addr += chunk;
+		len -= chunk;
+	}
+	return n;
+}
+
+static int kiwi_tx_map_kbuf(const u8 *buf, u32 len, struct bio_vec *bv,
+			    int nbv, u32 *crc, bool do_crc)
+{
+	int n = 0;
+
+	if (do_crc)
+		*crc = crc32c(*crc, buf, len);
+	while (len) {
+		u32 off = offset_in_page(buf);
+		u32 chunk = min_t(u32, len, PAGE_SIZE - off);
+
+		if (n == nbv)
+			return -ENOSPC;
+		bv[n].bv_page = kiwi_kva_page(buf);
+		bv[n].bv_offset = off;
+		bv[n].bv_len = chunk;
+		n++;
+		buf += chunk;
+		len -= chunk;
+	}
+	return n;
+}
+
+/*
+ * Map payload bytes [@off, @off + @len) of @src.  Local SGEs are looked
+ * up and checked here, at transmit time, so a deregistered buffer can
+ * never be sent.  Returns bvecs used or a negative errno; *@status gets
+ * the work completion status for a failed SGE.
+ */
+static int kiwi_tx_map_src(struct kiwi_src *src, u32 off, u32 len,
+			   struct bio_vec *bv, int nbv, u32 *crc, bool do_crc)
+{
+	int used = 0, i, rv;
+
+	if (!len)
+		return 0;
+	if (src->kbuf)
+		return kiwi_tx_map_kbuf(src->kbuf + off, len, bv, nbv, crc,
+					do_crc);
+	if (src->mem)
+		return kiwi_tx_map_mem(src->mem, src->addr + off, len, bv, nbv,
+				       crc, do_crc);
+
+	for (i = 0; i < src->num_sge && len; i++) {
+		const struct kiwi_sge *sge = &src->sge[i];
+		struct kiwi_mem *mem;
+		u32 chunk;
+
+		if (off >= sge->len) {
+			off -= sge->len;
+			continue;
+		}
+		chunk = min(len, sge->len - off);
+		mem = kiwi_mem_get(src->qp->kdev, sge->lkey);
+		if (!mem)
+			return -EINVAL;
+		rv = kiwi_mem_check(mem, src->qp->ibqp.pd, sge->addr + off,
+				    chunk, 0);
+		if (!rv)
+			rv = kiwi_tx_map_mem(mem, sge->addr + off, chunk,
+					     bv + used, nbv - used, crc,
+					     do_crc);
+		kiwi_mem_put(mem);
+		if (rv < 0)
+			return rv == -ENOSPC ? rv : -EINVAL;
+		used += rv;
+		len -= chunk;
+		off = 0;
+	}
+	return len ? -EINVAL : used;
+}
+
+/*
+ * Send one FPDU: @hdr (hdr_len bytes, MPA length filled in here) then
+ * @len payload bytes from @src at @off.  Returns 0 or a negative errno;
+ * -EINVAL means the local source was bad (a local protection error).
+ */
+static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
+			u32 hdr_len, struct kiwi_src *src, u32 off, u32 len,
+			bool more)
+{
+	struct bio_vec bv[KIWI_TX_BVECS];
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	struct kiwi_ctrl *ctrl = (struct kiwi_ctrl *)qp->tx_hdr;
+	u8 *trailer = qp->tx_hdr + KIWI_TX_HDR_MAX;
+	u32 pad = kiwi_mpa_pad(hdr_len + len);
+	u32 crc = ~0U, total;
+	int n, rv;
+
+	ctrl->mpa_len = cpu_to_be16(hdr_len - KIWI_MPA_HDR_LEN + len);
+	if (qp->crc)
+		crc = crc32c(crc, qp->tx_hdr, hdr_len);
+	n = kiwi_tx_map_kbuf(qp->tx_hdr, hdr_len, bv, 1, &crc, false);
+	rv = kiwi_tx_map_src(src, off, len, bv + n, KIWI_TX_BVECS - n - 1,
+			     &crc, qp->crc);
+	if (rv < 0)
+		return rv;
+	n += rv;
+
+	memset(trailer, 0, 4);
+	if (qp->crc) {
+		crc = crc32c(crc, trailer, pad);
+		put_unaligned_le32(~crc, trailer + pad);
+	} else {
+		memset(trailer + pad, 0, KIWI_MPA_CRC_LEN);
+	}
+	n += kiwi_tx_map_kbuf(trailer, pad + KIWI_MPA_CRC_LEN, bv + n, 1,
+			      &crc, false);
+
+	total = hdr_len + len + pad + KIWI_MPA_CRC_LEN;
+	if (more)
+		msg.msg_flags |= MSG_MORE;
+	iov_iter_bvec(&msg.msg_iter, WRITE, bv, n, total);
+	rv = sock_sendmsg(sock, &msg);
+	if (rv == total)
+		return 0;
+	return rv < 0 ? rv : -EIO;
+}
+
+/* Largest payload per FPDU: one TCP segment (optimized MPA, RFC 5044). */
+static u32 kiwi_tx_max_payload(struct socket *sock, u32 hdr_len)
+{
+	u32 mss = READ_ONCE(tcp_sk(sock->sk)->mss_cache);
+	u32 room;
+
+	mss = clamp_t(u32, mss, 256, KIWI_MPA_MAX_ULPDU + KIWI_MPA_HDR_LEN);
+	room = mss - hdr_len - KIWI_MPA_CRC_LEN;
+	/* Non-final segments stay 4-byte aligned: no pad on the wire. */
+	room &= ~3U;
+	/* Page-bounded too, so the bvec array always suffices. */
+	return min_t(u32, room, (KIWI_TX_BVECS - 4) * PAGE_SIZE);
+}
+
+/* ---- FPDU headers ---- */
+
+static void kiwi_hdr_tagged(struct kiwi_qp *qp, u8 op, bool last, u32 stag,
+			    u64 to)
+{
+	struct kiwi_hdr_tagged *h = (void *)qp->tx_hdr;
+
+	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
+	h->stag = cpu_to_be32(stag);
+	h->to = cpu_to_be64(to);
+}
+
+static void kiwi_hdr_untagged(struct kiwi_qp *qp, u8 op, bool last, u32 qn,
+			      u32 msn, u32 mo, u32 inv)
+{
+	struct kiwi_hdr_untagged *h = (void *)qp->tx_hdr;
+
+	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
+	h->inv_stag = cpu_to_be32(inv);
+	h->qn = cpu_to_be32(qn);
+	h->msn = cpu_to_be32(msn);
+	h->mo = cpu_to_be32(mo);
+}
+
+/* ---- message senders ---- */
+
+/* Send a SEND* or WRITE message, segmenting at the FPDU size. */
+static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
+			   struct kiwi_sqe *sqe)
+{
+	struct kiwi_src src = {
+		.qp = qp, .sge = sqe->sge, .num_sge = sqe->num_sge,
+		.kbuf = sqe->inline_data,
+	};
+	bool tagged = sqe->opcode == IB_WR_RDMA_WRITE;
+	u8 op;
+	u32 hdr_len, seg;
+	int rv;
+
+	if (tagged)
+		op = KIWI_OP_WRITE;
+	else if (sqe->opcode == IB_WR_SEND_WITH_INV)
+		op = sqe->flags & IB_SEND_SOLICITED ? KIWI_OP_SEND_SE_INV :
+						      KIWI_OP_SEND_INV;
+	else
+		op = sqe->flags & IB_SEND_SOLICITED ? KIWI_OP_SEND_SE :
+						      KIWI_OP_SEND;
+	hdr_len = kiwi_hdr_len(op);
+	seg = kiwi_tx_max_payload(sock, hdr_len);
+
+	do {
+		u32 len = min(seg, sqe->bytes - sqe->sent);
+		bool last = sqe->sent + len == sqe->bytes;
+
+		if (tagged)
+			kiwi_hdr_tagged(qp, op, last, sqe->rkey,
+					sqe->raddr + sqe->sent);
+		else
+			kiwi_hdr_untagged(qp, op, last, KIWI_QN_SEND,
+					  qp->tx_msn[KIWI_QN_SEND], sqe->sent,
+					  op == KIWI_OP_SEND_INV ||
+					  op == KIWI_OP_SEND_SE_INV ?
+					  sqe->ex : 0);
+		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, sqe->sent, len,
+				  !last);
+		if (rv)
+			return rv;
+		sqe->sent += len;
+	} while (sqe->sent < sqe->bytes);
+
+	if (!tagged)
+		qp->tx_msn[KIWI_QN_SEND]++;
+	return 0;
+}
+
+static int kiwi_tx_read_req(struct kiwi_qp *qp, struct socket *sock,
+			    u32 sink_stag, u64 sink_to, u32 len,
+			    u32 src_stag, u64 src_to)
+{
+	struct kiwi_read_req *rr =
+		(void *)(qp->tx_hdr + sizeof(struct kiwi_hdr_untagged));
+	struct kiwi_src none = { .qp = qp };
+
+	kiwi_hdr_untagged(qp, KIWI_OP_READ_REQ, true, KIWI_QN_READ_REQ,
+			  qp->tx_msn[KIWI_QN_READ_REQ]++, 0, 0);
+	rr->sink_stag = cpu_to_be32(sink_stag);
+	rr->sink_to = cpu_to_be64(sink_to);
+	rr->size = cpu_to_be32(len);
+	rr->src_stag = cpu_to_be32(src_stag);
+	rr->src_to = cpu_to_be64(src_to);
+	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_READ_REQ), &none,
+			    0, 0, false);
+}
+
+/* Answer one inbound READ; the source was validated on receipt. */
+static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
+			     struct kiwi_irqe *e)
+{
+	u32 hdr_len = kiwi_hdr_len(KIWI_OP_READ_RESP);
+	u32 seg = kiwi_tx_max_payload(sock, hdr_len);
+	struct kiwi_src src = { .qp = qp };
+	int rv = 0;
+
+	if (e->len) {
+		src.mem = kiwi_mem_get(qp->kdev, e->src_stag);
+		if (!src.mem)
+			return -EINVAL;
+		src.addr = e->src_to;
+		rv = kiwi_mem_check(src.mem, qp->ibqp.pd, e->src_to, e->len,
+				    IB_ACCESS_REMOTE_READ);
+		if (rv) {
+			kiwi_mem_put(src.mem);
+			return -EINVAL;
+		}
+	}
+	do {
+		u32 len = min(seg, e->len - e->sent);
+		bool last = e->sent + len == e->len;
+
+		kiwi_hdr_tagged(qp, KIWI_OP_READ_RESP, last, e->sink_stag,
+				e->sink_to + e->sent);
+		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, e->sent, len,
+				  !last);
+		if (rv)
+			break;
+		e->sent += len;
+	} while (e->sent < e->len);
+	if (src.mem)
+		kiwi_mem_put(src.mem);
+	return rv;
+}
+
+static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
+			     u32 ctrl)
+{
+	struct kiwi_term *t =
+		(void *)(qp->tx_hdr + sizeof(struct kiwi_hdr_untagged));
+	struct kiwi_src none = { .qp = qp };
+
+	kiwi_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
+			  qp->tx_msn[KIWI_QN_TERMINATE]++, 0, 0);
+	t->ctrl = cpu_to_be32(ctrl);
+	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_TERMINATE), &none,
+			    0, 0, false);
+}
+
+/* RFC 6581 ready-to-receive: the zero-length message the peer chose. */
+static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
+{
+	struct kiwi_src none = { .qp = qp };
+
+	switch (kind) {
+	case KIWI_MPA_RTR_READ:
+		/* Our receive path swallows the zero-length response. */
+		WRITE_ONCE(qp->rx.orq_skip, 1);
+		return kiwi_tx_read_req(qp, sock, 0, 0, 0, 0, 0);
+	case KIWI_MPA_RTR_SEND:
+		kiwi_hdr_untagged(qp, KIWI_OP_SEND, true, KIWI_QN_SEND,
+				  qp->tx_msn[KIWI_QN_SEND]++, 0, 0);
+		return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_SEND),
+				    &none, 0, 0, false);
+	default:
+		kiwi_hdr_tagged(qp, KIWI_OP_WRITE, true, 0, 0);
+		return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_WRITE),
+				    &none, 0, 0, false);
+	}
+}
+
+/* ---- the work loop ---- */
+
+/* Next inbound READ to answer, or NULL. */
+static struct kiwi_irqe *kiwi_irq_peek(struct kiwi_qp *qp)
+{
+	struct kiwi_irqe *e = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->irq_lock, flags);
+	if (qp->irq_count)
+		e = &qp->irq[qp->irq_head];
+	spin_unlock_irqrestore(&qp->irq_lock, flags);
+	return e;
+}
+
+static void kiwi_irq_pop(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->irq_lock, flags);
+	qp->irq_head = (qp->irq_head + 1) % KIWI_MAX_IRD;
+	qp->irq_count--;
+	spin_unlock_irqrestore(&qp->irq_lock, flags);
+}
+
+/* Next SQE to transmit, or NULL if none or blocked (ORD, fence). */
+static struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
+{
+	struct kiwi_sqe *sqe = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (qp->sq_tx < qp->sq_count) {
+		sqe = &qp->sq[(qp->sq_head + qp->sq_tx) & (qp->sq_size - 1)];
+		if ((sqe->flags & IB_SEND_FENCE) && qp->orq_count)
+			sqe = NULL;
+		else if (sqe->opcode == IB_WR_RDMA_READ &&
+			 qp->orq_count >= max(qp->ord, 1U))
+			sqe = NULL;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return sqe;
+}
+
+static void kiwi_sq_sent(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
+			 enum ib_wc_status status)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	qp->sq_tx++;
+	if (status != IB_WC_SUCCESS) {
+		sqe->state = KIWI_SQE_DONE;
+		sqe->status = status;
+	} else if (sqe->opcode == IB_WR_RDMA_READ) {
+		sqe->state = KIWI_SQE_WAIT_RESP;
+		qp->orq_count++;
+	} else {
+		sqe->state = KIWI_SQE_DONE;
+		sqe->status = IB_WC_SUCCESS;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	kiwi_qp_retire_sq(qp);
+}
+
+static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
+		       struct kiwi_sqe *sqe)
+{
+	int rv;
+
+	if (sqe->opcode == IB_WR_RDMA_READ) {
+		/* The local sink is checked when the response arrives. */
+		rv = kiwi_tx_read_req(qp, sock, sqe->sge[0].lkey,
+				      sqe->sge[0].addr, sqe->bytes, sqe->rkey,
+				      sqe->raddr);
+	} else {
+		rv = kiwi_tx_message(qp, sock, sqe);
+	}
+	if (rv == -EINVAL) {
+		kiwi_sq_sent(qp, sqe, IB_WC_LOC_PROT_ERR);
+		return rv;
+	}
+	if (!rv)
+		kiwi_sq_sent(qp, sqe, IB_WC_SUCCESS);
+	return rv;
+}
+
+static struct socket *kiwi_tx_sock(struct kiwi_qp *qp)
+{
+	struct socket *sock;
+
+	mutex_lock(&qp->state_lock);
+	sock = qp->sock;
+	mutex_unlock(&qp->state_lock);
+	return sock;
+}
+
+void kiwi_tx_work(struct work_struct *work)
+{
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx_work);
+	struct socket *sock = kiwi_tx_sock(qp);
+	struct kiwi_irqe *e;
+	struct kiwi_sqe *sqe;
+	int rv = 0;
+
+	if (!sock)
+		return;
+	if (READ_ONCE(qp->term_pending)) {
+		WRITE_ONCE(qp->term_pending, false);
+		kiwi_tx_terminate(qp, sock, qp->term_ctrl);
+		return;
+	}
+	if (qp->rtr_pending) {
+		rv = kiwi_tx_send_rtr(qp, sock, qp->rtr_pending);
+		qp->rtr_pending = 0;
+	}
+	while (!rv && READ_ONCE(qp->state) == KIWI_QP_RTS &&
+	       !READ_ONCE(qp->term_pending)) {
+		e = kiwi_irq_peek(qp);
+		if (e) {
+			rv = kiwi_tx_read_resp(qp, sock, e);
+			if (!rv)
+				kiwi_irq_pop(qp);
+			continue;
+		}
+		sqe = kiwi_sq_next(qp);
+		if (!sqe)
+			break;
+		rv = kiwi_tx_sqe(qp, sock, sqe);
+	}
+	if (rv == -EINVAL)
+		/* Our own bad source: a local error, report and stop. */
+		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
+			      KIWI_RC_CATASTROPHIC_STREAM);
+	else if (rv)
+		kiwi_qp_error(qp, KIWI_TL_LLP, 0, KIWI_LC_TCP_ERR);
+	if (READ_ONCE(qp->term_pending))
+		kiwi_tx_kick(qp);
+}
+
+void kiwi_tx_kick(struct kiwi_qp *qp)
+{
+	queue_work(kiwi_tx_wq, &qp->tx_work);
+}
+
+int kiwi_tx_init(struct kiwi_qp *qp)
+{
+	INIT_WORK(&qp->tx_work, kiwi_tx_work);
+	spin_lock_init(&qp->irq_lock);
+	qp->tx_hdr = kzalloc(KIWI_TX_HDR_MAX + 8, GFP_KERNEL);
+	qp->irq = kcalloc(KIWI_MAX_IRD, sizeof(*qp->irq), GFP_KERNEL);
+	if (!qp->tx_hdr || !qp->irq) {
+		kiwi_tx_free(qp);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void kiwi_tx_free(struct kiwi_qp *qp)
+{
+	kfree(qp->tx_hdr);
+	kfree(qp->irq);
+	qp->tx_hdr = NULL;
+	qp->irq = NULL;
+}
