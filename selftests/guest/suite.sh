@@ -75,7 +75,7 @@ bounded() {
 	pid=$!
 	( sleep "$secs"; kill -KILL $pid 2>/dev/null ) >/dev/null 2>&1 &
 	wd=$!
-	wait $pid
+	wait $pid 2>/dev/null
 	rc=$?
 	if kill $wd 2>/dev/null; then
 		return $rc
@@ -416,6 +416,94 @@ t_rmmod_after_killed_process() {
 	no_dev $DEV0
 }
 
+t_link_add_bad_netdev() {
+	local out rc
+	out=$(tmo rdma link add ${PFX}9 type "$LTYPE" netdev no_such_nd 2>&1); rc=$?
+	echo "rdma link add ${PFX}9 netdev no_such_nd -> exit $rc: $out"
+	[ $rc -ne 0 ] || { echo "accepted a netdev that does not exist"; return 1; }
+	no_dev ${PFX}9 || { echo "${PFX}9 exists"; return 1; }
+}
+
+t_mtu_9000_at_creation() {
+	netdev_add $ND1 9000 || return 1
+	link_add $DEV1 $ND1 || return 1
+	local rc=0
+	expect_devinfo $DEV1 active_mtu '4096 \(5\)' 5 || rc=1
+	tmo rdma link delete $DEV1 || rc=1
+	wait_for 10 no_dev $DEV1 || rc=1
+	ip link set $ND1 mtu 1500
+	return $rc
+}
+
+# removal_with_open_context DEV CMD...: CMD removes DEV (rdma link delete,
+# rmmod) while a process holds DEV open with objects in it.  Accepted
+# kernel behaviours: CMD completes by disassociating the process; or it
+# waits until the process is gone, then completes; or it is refused as
+# busy ("in use": a driver without disassociate pins its module while a
+# context is open) and succeeds once the process is gone.  In every case
+# DEV must disappear and the kernel log stay clean.
+removal_with_open_context() {
+	local dev=$1 f=$TMPD/hold.out r=$TMPD/removal.out hp cp deadline rc=0
+	shift
+	[ -x "$BIN/verbs_hold" ] || { echo "$BIN/verbs_hold not built"; return 1; }
+	KIWI_DEV=$dev "$BIN/verbs_hold" >"$f" 2>&1 &
+	hp=$!
+	if ! wait_for 30 grep -q ready "$f"; then
+		cat "$f"; kill -9 $hp; return 1
+	fi
+	"$@" >"$r" 2>&1 &
+	cp=$!
+	sleep 2
+	if kill -0 $cp 2>/dev/null; then
+		echo "'$*' waits while $dev is open (no disassociate); killing the holder"
+	else
+		wait $cp; rc=$?
+		cp=
+		if [ $rc -eq 0 ]; then
+			echo "'$*' completed while $dev was open (context disassociated)"
+		elif grep -qiE 'in use|busy' "$r"; then
+			echo "'$*' refused while $dev is open: $(cat "$r"); killing the holder"
+		else
+			echo "'$*' failed while $dev was open: exit $rc: $(cat "$r")"
+			kill -9 $hp; return 1
+		fi
+	fi
+	kill -9 $hp 2>/dev/null
+	wait $hp 2>/dev/null
+	if [ -n "$cp" ]; then
+		deadline=$((SECONDS + 30))
+		while kill -0 $cp 2>/dev/null; do
+			if [ $SECONDS -ge $deadline ]; then
+				echo "'$*' still blocked 30 s after the holder died"
+				return 254
+			fi
+			sleep 0.2
+		done
+		wait $cp; rc=$?
+		cat "$r"
+	elif [ $rc -ne 0 ]; then
+		# Refused as busy: must work now that the holder is gone.
+		wait_for 10 tmo "$@"; rc=$?
+		[ $rc -eq 0 ] || tmo "$@"
+	fi
+	[ $rc -eq 0 ] || { echo "'$*' failed: exit $rc"; return 1; }
+	wait_for 10 no_dev "$dev" || { echo "$dev still present"; return 1; }
+	echo "'$*' done, $dev gone"
+}
+
+t_link_delete_open() {
+	netdev_add $ND1 1500 || return 1
+	link_add $DEV1 $ND1 || return 1
+	removal_with_open_context $DEV1 rdma link delete $DEV1
+}
+
+t_rmmod_open() {
+	have_dev $DEV0 || link_add $DEV0 $ND0 || return 1
+	removal_with_open_context $DEV0 rmmod "$MOD" || return $?
+	mod_loaded && { echo "$MOD still loaded"; return 1; }
+	return 0
+}
+
 t_rmmod_final() {
 	TMO=120 tmo rmmod "$MOD" || { echo "rmmod $MOD failed"; return 1; }
 	no_dev $DEV0
@@ -496,6 +584,8 @@ if want link; then
 	check netdev_down_port_down t_netdev_down
 	embed netdev_down run_verbs verbs_device -t query_port_state
 	check netdev_up_port_active t_netdev_up
+	check link_add_bad_netdev_rejected t_link_add_bad_netdev
+	check mtu_9000_at_creation t_mtu_9000_at_creation
 	check second_device t_second_device
 	check second_device_gid t_second_device_gid
 	check duplicate_name_rejected t_duplicate_name
@@ -504,6 +594,8 @@ if want link; then
 	check readd_after_delete t_readd_after_delete
 	check rmmod_with_devices t_rmmod_with_devices
 	check reload t_reload
+	check link_delete_with_open_context t_link_delete_open
+	check rmmod_with_open_context t_rmmod_open
 fi
 
 if want cleanup; then
