@@ -358,6 +358,15 @@ t_duplicate_name() {
 	rdma link show "$DEV0/1" | grep -q " netdev $ND0" || { echo "$DEV0 changed"; rdma link show; return 1; }
 }
 
+t_netdev_in_use() {
+	local out rc
+	out=$(tmo rdma link add ${PFX}5 type "$LTYPE" netdev $ND0 2>&1); rc=$?
+	echo "rdma link add ${PFX}5 netdev $ND0 (has $DEV0) -> exit $rc: $out"
+	[ $rc -ne 0 ] || { echo "second device on one netdev accepted"; tmo rdma link delete ${PFX}5; return 1; }
+	[[ $out == *"File exists"* ]] || { echo "expected EEXIST (File exists)"; return 1; }
+	no_dev ${PFX}5
+}
+
 t_link_delete() {
 	tmo rdma link delete $DEV1 || return 1
 	wait_for 10 no_dev $DEV1 || { echo "$DEV1 still in sysfs"; return 1; }
@@ -589,6 +598,7 @@ if want link; then
 	check second_device t_second_device
 	check second_device_gid t_second_device_gid
 	check duplicate_name_rejected t_duplicate_name
+	[ "$DRIVER" != kiwi ] || check netdev_in_use_eexist t_netdev_in_use
 	check rdma_link_delete t_link_delete
 	check netdev_delete_removes_device t_netdev_delete
 	check readd_after_delete t_readd_after_delete

@@ -54,6 +54,14 @@ TEST(create_cq_over_max_einval)
 	ibv_close_device(ctx);
 }
 
+TEST(create_cq_zero_einval)
+{
+	struct ibv_context *ctx = kv_open();
+
+	EXPECT_FAILS_WITH(ibv_create_cq(ctx, 0, NULL, NULL, 0), EINVAL);
+	ibv_close_device(ctx);
+}
+
 TEST(create_cq_bad_vector_einval)
 {
 	struct ibv_context *ctx = kv_open();

@@ -274,6 +274,70 @@ TEST(reg_mr_readonly_memory)
 	ibv_close_device(ctx);
 }
 
+TEST(reg_mr_wrapping_einval)
+{
+	struct ibv_context *ctx = kv_open();
+	struct ibv_pd *pd = kv_alloc_pd(ctx);
+	void *top = (void *)(UINTPTR_MAX & ~(uintptr_t)4095);
+
+	/* addr + length wraps around the address space. */
+	EXPECT_FAILS_WITH(ibv_reg_mr(pd, top, 2 * 4096, IBV_ACCESS_LOCAL_WRITE),
+			  EINVAL);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	ibv_close_device(ctx);
+}
+
+TEST(reg_mr_over_max_size_einval)
+{
+	struct ibv_context *ctx = kv_open();
+	struct ibv_pd *pd = kv_alloc_pd(ctx);
+	struct ibv_device_attr a;
+	char *buf = malloc(4096);
+
+	ASSERT_NONNULL(buf);
+	kv_query_device(ctx, &a);
+	if (a.max_mr_size >= (uint64_t)1 << 62)
+		SKIP("max_mr_size 0x%llx: no length above it is representable",
+		     (unsigned long long)a.max_mr_size);
+	EXPECT_FAILS_WITH(ibv_reg_mr(pd, buf, a.max_mr_size + 1,
+				     IBV_ACCESS_LOCAL_WRITE), EINVAL);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	ibv_close_device(ctx);
+}
+
+TEST(reg_mr_iova_page_offset_mismatch_einval)
+{
+	struct ibv_context *ctx = kv_open();
+	struct ibv_pd *pd = kv_alloc_pd(ctx);
+	char *buf = aligned_alloc(4096, BUF_LEN);
+
+	ASSERT_NONNULL(buf);
+	/* buf + 16 has page offset 16, the IOVA has 32. */
+	EXPECT_FAILS_WITH(ibv_reg_mr_iova2(pd, buf + 16, 4096,
+					   0x200000000000ull + 32,
+					   IBV_ACCESS_LOCAL_WRITE), EINVAL);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	ibv_close_device(ctx);
+}
+
+TEST(reg_mr_atomic_eopnotsupp)
+{
+	struct ibv_context *ctx = kv_open();
+	struct ibv_pd *pd = kv_alloc_pd(ctx);
+	struct ibv_device_attr a;
+	char *buf = malloc(BUF_LEN);
+
+	ASSERT_NONNULL(buf);
+	kv_query_device(ctx, &a);
+	if (a.atomic_cap != IBV_ATOMIC_NONE)
+		SKIP("device advertises atomics (atomic_cap %d)", a.atomic_cap);
+	EXPECT_FAILS_WITH(ibv_reg_mr(pd, buf, BUF_LEN,
+				     IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_REMOTE_ATOMIC), EOPNOTSUPP);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	ibv_close_device(ctx);
+}
+
 TEST(dealloc_pd_with_mr_busy)
 {
 	struct ibv_context *ctx = kv_open();

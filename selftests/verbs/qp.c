@@ -213,6 +213,93 @@ TEST(too_much_inline_einval)
 	teardown(&e);
 }
 
+TEST(create_qp_without_cq_einval)
+{
+	struct env e = setup();
+	struct ibv_qp_init_attr ia = kv_rc_attr(e.cq);
+
+	ia.send_cq = NULL;
+	EXPECT_FAILS_WITH(ibv_create_qp(e.pd, &ia), EINVAL);
+	ia = kv_rc_attr(e.cq);
+	ia.recv_cq = NULL;
+	EXPECT_FAILS_WITH(ibv_create_qp(e.pd, &ia), EINVAL);
+	teardown(&e);
+}
+
+static struct ibv_qp *reset_qp(struct env *e)
+{
+	struct ibv_qp_init_attr ia = kv_rc_attr(e->cq);
+	struct ibv_qp *qp = ibv_create_qp(e->pd, &ia);
+
+	ASSERT_NONNULL(qp);
+	return qp;
+}
+
+static int to_init(struct ibv_qp *qp, int port)
+{
+	struct ibv_qp_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	qa.port_num = port;
+	qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	return ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+TEST(modify_qp_bad_port_einval)
+{
+	struct env e = setup();
+	struct ibv_qp *qp = reset_qp(&e);
+
+	EXPECT_ERRNO(to_init(qp, 2), EINVAL);
+	EXPECT_ERRNO(to_init(qp, 1), 0);
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	teardown(&e);
+}
+
+TEST(modify_qp_to_rts_einval)
+{
+	struct env e = setup();
+	struct ibv_qp *qp = reset_qp(&e);
+	struct ibv_qp_attr qa;
+
+	ASSERT_EQ(to_init(qp, 1), 0);
+	/* RTR/RTS come from the connection manager (iw_cm), not modify_qp. */
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTS;
+	EXPECT_ERRNO(ibv_modify_qp(qp, &qa, IBV_QP_STATE), EINVAL);
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	teardown(&e);
+}
+
+TEST(modify_qp_ord_ird_over_128_einval)
+{
+	struct env e = setup();
+	struct ibv_qp *qp = reset_qp(&e);
+	struct ibv_qp_attr qa;
+
+	ASSERT_EQ(to_init(qp, 1), 0);
+	memset(&qa, 0, sizeof(qa));
+	qa.max_rd_atomic = 128;
+	qa.max_dest_rd_atomic = 128;
+	{
+		int r = ibv_modify_qp(qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC |
+				      IBV_QP_MAX_DEST_RD_ATOMIC);
+
+		TH_LOG("setting ORD/IRD 128 in INIT: %d (%s)", r,
+		       r ? kt_errname(r) : "accepted");
+	}
+	memset(&qa, 0, sizeof(qa));
+	qa.max_rd_atomic = 129;
+	EXPECT_ERRNO(ibv_modify_qp(qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC), EINVAL);
+	memset(&qa, 0, sizeof(qa));
+	qa.max_dest_rd_atomic = 129;
+	EXPECT_ERRNO(ibv_modify_qp(qp, &qa, IBV_QP_MAX_DEST_RD_ATOMIC), EINVAL);
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	teardown(&e);
+}
+
 static void unsupported_type(enum ibv_qp_type type)
 {
 	struct env e = setup();

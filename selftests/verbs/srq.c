@@ -103,6 +103,32 @@ TEST(srq_over_max_einval)
 	ibv_close_device(ctx);
 }
 
+TEST(srq_zero_depth_einval)
+{
+	struct ibv_context *ctx = kv_open();
+	struct ibv_pd *pd = kv_alloc_pd(ctx);
+
+	EXPECT_FAILS_WITH(create_srq(pd, 0, 1), EINVAL);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	ibv_close_device(ctx);
+}
+
+TEST(srq_resize_eopnotsupp)
+{
+	struct ibv_context *ctx = kv_open();
+	struct ibv_pd *pd = kv_alloc_pd(ctx);
+	struct ibv_srq *srq = create_srq(pd, 32, 1);
+	struct ibv_srq_attr sa;
+
+	ASSERT_NONNULL(srq);
+	memset(&sa, 0, sizeof(sa));
+	sa.max_wr = 64;
+	EXPECT_ERRNO(ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR), EOPNOTSUPP);
+	EXPECT_EQ(ibv_destroy_srq(srq), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	ibv_close_device(ctx);
+}
+
 TEST(qp_with_srq)
 {
 	struct ibv_context *ctx = kv_open();
