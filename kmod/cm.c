@@ -350,6 +350,8 @@ static int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	int rv;
 
 	kiwi_ep_cancel_timer(ep);
+	ep->qp->ird = max_t(u16, ep->ird, 1);
+	ep->qp->ord = max_t(u16, ep->ord, 1);
 	rv = kiwi_qp_connected(ep->qp, ep, ep->sock, ep->crc, send_rtr);
 	if (rv)
 		return rv;
@@ -646,8 +648,16 @@ static struct kiwi_qp *kiwi_cm_qp(struct iw_cm_id *id, u32 qpn)
 	return ibqp ? to_kqp(ibqp) : NULL;
 }
 
+static bool kiwi_addr_any(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return ipv6_addr_any(&((const struct sockaddr_in6 *)a)->sin6_addr);
+}
+
 static int kiwi_sock_create(struct socket **sock, struct sockaddr *laddr,
-			    bool afonly)
+			    bool afonly, int ifindex)
 {
 	int len = laddr->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
 						 sizeof(struct sockaddr_in6);
@@ -660,6 +670,7 @@ static int kiwi_sock_create(struct socket **sock, struct sockaddr *laddr,
 	if (rv)
 		return rv;
 	sock_set_reuseaddr((*sock)->sk);
+	(*sock)->sk->sk_bound_dev_if = ifindex;
 	if (afonly && laddr->sa_family == AF_INET6) {
 		rv = ip6_sock_set_v6only((*sock)->sk);
 		if (rv)
@@ -710,7 +721,7 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ep->mpa_got = param->private_data_len;
 
 	rv = kiwi_sock_create(&sock, (struct sockaddr *)&id->m_local_addr,
-			      id->afonly);
+			      id->afonly, 0);
 	if (rv)
 		goto err;
 	tcp_sock_set_nodelay(sock->sk);
@@ -839,29 +850,13 @@ int kiwi_create_listen(struct iw_cm_id *id, int backlog)
 	int rv;
 
 	/*
-	 * A wildcard listen is issued once per RDMA device; bind each to
-	 * its own netdev so devices can share the port.
+	 * rdma_cm issues a wildcard listen once per RDMA device: bind each
+	 * to its own netdev so that devices can share the port.
 	 */
-	rv = kiwi_sock_create(&sock, (struct sockaddr *)&laddr, id->afonly);
-	if (rv == -EADDRINUSE || rv == -EADDRNOTAVAIL) {
-		/* Retry device-bound: a sibling device holds the wildcard. */
-		rv = sock_create(laddr.ss_family, SOCK_STREAM, IPPROTO_TCP,
-				 &sock);
-		if (rv)
-			return rv;
-		sock_set_reuseaddr(sock->sk);
-		sock->sk->sk_bound_dev_if = kdev->netdev->ifindex;
-		rv = kernel_bind(sock, (struct sockaddr *)&laddr,
-				 laddr.ss_family == AF_INET ?
-				 sizeof(struct sockaddr_in) :
-				 sizeof(struct sockaddr_in6));
-		if (rv) {
-			sock_release(sock);
-			return rv;
-		}
-	} else if (rv) {
+	rv = kiwi_sock_create(&sock, (struct sockaddr *)&laddr, id->afonly,
+			      kiwi_addr_any(&laddr) ? kdev->netdev->ifindex : 0);
+	if (rv)
 		return rv;
-	}
 	rv = kernel_listen(sock, backlog);
 	if (rv) {
 		sock_release(sock);

@@ -266,7 +266,6 @@ struct kiwi_qp {
 	struct kiwi_ep *ep;
 	struct socket *sock;
 	bool crc;			/* MPA CRC32c negotiated */
-	u32 mss_payload;		/* max ULPDU payload per FPDU */
 
 	struct kiwi_rx rx;
 

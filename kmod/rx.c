@@ -33,6 +33,10 @@ static void kiwi_rx_drop_refs(struct kiwi_rx *rx)
 /* Stop parsing for good and have the QP send a TERMINATE. */
 static int kiwi_rx_fail(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
 {
+	pr_info_ratelimited("QP %u: terminating stream: op %u layer %u type %u code 0x%02x (ctrl %04x len %u)\n",
+			    qp->ibqp.qp_num, qp->rx.op, layer, etype, ecode,
+			    be16_to_cpu(qp->rx.hdr.ctrl.ddp_rdmap),
+			    be16_to_cpu(qp->rx.hdr.ctrl.mpa_len));
 	qp->rx.dead = true;
 	kiwi_rx_drop_refs(&qp->rx);
 	kiwi_qp_error(qp, layer, etype, ecode);
@@ -179,7 +183,8 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	rv = kiwi_rx_check_untagged(qp, KIWI_QN_READ_REQ, 0);
 	if (rv)
 		return rv;
-	if (rx->data_rem || READ_ONCE(qp->irq_count) >= max(qp->ird, 1U))
+	/* The ring holds KIWI_MAX_IRD; we advertised no more than that. */
+	if (rx->data_rem || READ_ONCE(qp->irq_count) >= KIWI_MAX_IRD)
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MSN_NOBUF);
 	if (!len)

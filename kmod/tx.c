@@ -379,27 +379,25 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 
 /* ---- the work loop ---- */
 
-/* Next inbound READ to answer, or NULL. */
-static struct kiwi_irqe *kiwi_irq_peek(struct kiwi_qp *qp)
-{
-	struct kiwi_irqe *e = NULL;
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->irq_lock, flags);
-	if (qp->irq_count)
-		e = &qp->irq[qp->irq_head];
-	spin_unlock_irqrestore(&qp->irq_lock, flags);
-	return e;
-}
-
-static void kiwi_irq_pop(struct kiwi_qp *qp)
+/*
+ * Take the next inbound READ to answer.  Its IRD slot is freed before
+ * the response goes out: the peer may issue its next READ the moment
+ * the last response byte arrives, before sendmsg() returns here.
+ */
+static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
 {
 	unsigned long flags;
+	bool ok = false;
 
 	spin_lock_irqsave(&qp->irq_lock, flags);
-	qp->irq_head = (qp->irq_head + 1) % KIWI_MAX_IRD;
-	qp->irq_count--;
+	if (qp->irq_count) {
+		*e = qp->irq[qp->irq_head];
+		qp->irq_head = (qp->irq_head + 1) % KIWI_MAX_IRD;
+		qp->irq_count--;
+		ok = true;
+	}
 	spin_unlock_irqrestore(&qp->irq_lock, flags);
+	return ok;
 }
 
 /* Next SQE to transmit, or NULL if none or blocked (ORD, fence). */
@@ -428,18 +426,25 @@ static void kiwi_sq_sent(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	qp->sq_tx++;
-	if (status != IB_WC_SUCCESS) {
-		sqe->state = KIWI_SQE_DONE;
-		sqe->status = status;
-	} else if (sqe->opcode == IB_WR_RDMA_READ) {
-		sqe->state = KIWI_SQE_WAIT_RESP;
-		qp->orq_count++;
-	} else {
-		sqe->state = KIWI_SQE_DONE;
-		sqe->status = IB_WC_SUCCESS;
-	}
+	sqe->state = KIWI_SQE_DONE;
+	sqe->status = status;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	kiwi_qp_retire_sq(qp);
+}
+
+/*
+ * A READ is marked outstanding before its request leaves: the response
+ * can arrive (on another CPU) before sendmsg() even returns.
+ */
+static void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	qp->sq_tx++;
+	sqe->state = KIWI_SQE_WAIT_RESP;
+	qp->orq_count++;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
 static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
@@ -449,9 +454,10 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
 
 	if (sqe->opcode == IB_WR_RDMA_READ) {
 		/* The local sink is checked when the response arrives. */
-		rv = kiwi_tx_read_req(qp, sock, sqe->sge[0].lkey,
-				      sqe->sge[0].addr, sqe->bytes, sqe->rkey,
-				      sqe->raddr);
+		kiwi_sq_read_posted(qp, sqe);
+		return kiwi_tx_read_req(qp, sock, sqe->sge[0].lkey,
+					sqe->sge[0].addr, sqe->bytes,
+					sqe->rkey, sqe->raddr);
 	} else {
 		rv = kiwi_tx_message(qp, sock, sqe);
 	}
@@ -478,7 +484,7 @@ void kiwi_tx_work(struct work_struct *work)
 {
 	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx_work);
 	struct socket *sock = kiwi_tx_sock(qp);
-	struct kiwi_irqe *e;
+	struct kiwi_irqe e;
 	struct kiwi_sqe *sqe;
 	int rv = 0;
 
@@ -495,11 +501,8 @@ void kiwi_tx_work(struct work_struct *work)
 	}
 	while (!rv && READ_ONCE(qp->state) == KIWI_QP_RTS &&
 	       !READ_ONCE(qp->term_pending)) {
-		e = kiwi_irq_peek(qp);
-		if (e) {
-			rv = kiwi_tx_read_resp(qp, sock, e);
-			if (!rv)
-				kiwi_irq_pop(qp);
+		if (kiwi_irq_take(qp, &e)) {
+			rv = kiwi_tx_read_resp(qp, sock, &e);
 			continue;
 		}
 		sqe = kiwi_sq_next(qp);
