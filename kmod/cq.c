@@ -61,7 +61,6 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		rv = -ENOMEM;
 		goto err;
 	}
-	cq->user = !!udata;
 	/* Report the capacity we really have, as the verbs allow. */
 	ibcq->cqe = cq->size;
 

@@ -81,7 +81,6 @@ struct kiwi_mem {
 	struct rcu_head rcu;
 	u32 stag;			/* index << 8 | key */
 	bool valid;			/* STag usable (not invalidated) */
-	bool user;			/* pages pinned from user space */
 	struct ib_pd *pd;
 	int access;			/* IB_ACCESS_* */
 	u64 iova;			/* first byte addressed by the STag */
@@ -122,7 +121,6 @@ struct kiwi_cq {
 	u32 count;			/* valid entries */
 	u8 armed;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP */
 	bool overflow;
-	bool user;
 };
 
 /* A scatter/gather element as kept on our queues. */
@@ -148,7 +146,6 @@ struct kiwi_srq {
 	u32 head;			/* next to consume */
 	u32 count;			/* posted, not consumed */
 	u32 limit;			/* srq_limit; 0 = disarmed */
-	bool user;
 };
 
 /* iWARP verbs QP states (RDMAC verbs 6.2). */

@@ -149,7 +149,6 @@ static int kiwi_mem_pin(struct kiwi_mem *mem, u64 start, u64 len)
 	if (IS_ERR(umem))
 		return PTR_ERR(umem);
 	mem->umem = umem;
-	mem->user = true;
 	mem->npages = ib_umem_num_pages(umem);
 	mem->pages = kvmalloc_array(mem->npages, sizeof(*mem->pages),
 				    GFP_KERNEL);

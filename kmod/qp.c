@@ -876,7 +876,6 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->max_wr = attr->max_wr;
 	srq->max_sge = attr->max_sge ? attr->max_sge : 1;
 	srq->limit = attr->srq_limit;
-	srq->user = !!udata;
 
 	rv = kiwi_srq_resp(srq, udata);
 	if (rv)

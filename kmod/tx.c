@@ -102,8 +102,8 @@ static int kiwi_tx_map_kbuf(const u8 *buf, u32 len, struct bio_vec *bv,
 /*
  * Map payload bytes [@off, @off + @len) of @src.  Local SGEs are looked
  * up and checked here, at transmit time, so a deregistered buffer can
- * never be sent.  Returns bvecs used or a negative errno; *@status gets
- * the work completion status for a failed SGE.
+ * never be sent.  Returns bvecs used, -ENOSPC when @bv is full, or
+ * -EINVAL for a bad local SGE (a local protection error).
  */
 static int kiwi_tx_map_src(struct kiwi_src *src, u32 off, u32 len,
 			   struct bio_vec *bv, int nbv, u32 *crc, bool do_crc)
