@@ -6,6 +6,7 @@
 #   make deps       install the Debian packages the build and tests need
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
 #   make check      run every test (last line: "N passed, N failed")
+#   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make install    install the module and the provider on this machine
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
@@ -17,7 +18,7 @@ JOBS ?= $(shell nproc)
 
 export KDIR KVER BUILD
 
-.PHONY: all kmod provider deps demo check bench install clean help
+.PHONY: all kmod provider siw deps demo check bench install clean help
 
 all: kmod provider
 
@@ -28,6 +29,9 @@ kmod:
 provider:
 	cmake -S $(CURDIR) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
+
+siw:
+	$(CURDIR)/scripts/build-siw $(BUILD)/siw
 
 deps:
 	$(CURDIR)/scripts/install-deps
@@ -47,4 +51,4 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,10p' Makefile
+	@sed -n '3,11p' Makefile
