@@ -81,6 +81,8 @@ struct kiwi_mem {
 	struct rcu_head rcu;
 	u32 stag;			/* index << 8 | key */
 	bool valid;			/* STag usable (not invalidated) */
+	bool frmr;			/* fast-register region */
+	u32 max_pages;			/* FRMR page list capacity */
 	struct ib_pd *pd;
 	int access;			/* IB_ACCESS_* */
 	u64 iova;			/* first byte addressed by the STag */
@@ -178,6 +180,7 @@ struct kiwi_sqe {
 	u32 ex;				/* immediate or rkey to invalidate */
 	struct kiwi_sge sge[KIWI_MAX_SGE];
 	u8 *inline_data;		/* copied at post time, or NULL */
+	struct ib_mr *reg_mr;		/* IB_WR_REG_MR target */
 };
 
 /* An inbound RDMA READ request awaiting its response. */
@@ -317,6 +320,12 @@ static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct kiwi_qp, ibqp);
 }
 
+/* An RDMA READ work request, with or without local invalidation. */
+static inline bool kiwi_wr_is_read(u32 opcode)
+{
+	return opcode == IB_WR_RDMA_READ || opcode == IB_WR_RDMA_READ_WITH_INV;
+}
+
 /*
  * Reserve one unit of a per-device resource budget; false when the
  * limit is reached.  Paired with atomic_dec() on release.
@@ -367,6 +376,8 @@ int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
 			   u32 *crc, bool do_crc);
 struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr);
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
+int kiwi_mem_fast_reg(struct kiwi_qp *qp, struct ib_mr *ibmr, u32 key,
+		      int access);
 
 /* verbs.c: device, port, context and PD verbs */
 int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -389,6 +400,10 @@ struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			       u64 iova, int access, struct ib_udata *udata);
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
 struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag);
 void kiwi_mem_put(struct kiwi_mem *mem);
 

@@ -61,6 +61,7 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = KIWI_ABI_VERSION,
 
+	.alloc_mr = kiwi_alloc_mr,
 	.alloc_pd = kiwi_alloc_pd,
 	.alloc_ucontext = kiwi_alloc_ucontext,
 	.create_cq = kiwi_create_cq,
@@ -75,6 +76,7 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.destroy_srq = kiwi_destroy_srq,
 	.get_dev_fw_str = kiwi_get_dev_fw_str,
 	.get_dma_mr = kiwi_get_dma_mr,
+	.map_mr_sg = kiwi_map_mr_sg,
 	.get_port_immutable = kiwi_get_port_immutable,
 	.iw_accept = kiwi_accept,
 	.iw_add_ref = kiwi_qp_get,

@@ -54,9 +54,9 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 	return mem;
 }
 
-static void kiwi_mem_publish(struct kiwi_mem *mem)
+static void kiwi_mem_publish(struct kiwi_mem *mem, bool valid)
 {
-	mem->valid = true;
+	mem->valid = valid;
 	xa_store(&mem->kdev->mem_xa, mem->stag >> 8, mem, GFP_KERNEL);
 }
 
@@ -135,7 +135,7 @@ struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access)
 		kiwi_mem_destroy(mem);
 		return ERR_PTR(-ENOMEM);
 	}
-	kiwi_mem_publish(mem);
+	kiwi_mem_publish(mem, true);
 	return &mr->ibmr;
 }
 
@@ -197,7 +197,7 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	}
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = len;
-	kiwi_mem_publish(mem);
+	kiwi_mem_publish(mem, true);
 	return &mr->ibmr;
 
 err:
@@ -224,7 +224,7 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
 		   u64 len, int access)
 {
-	if (!READ_ONCE(mem->valid))
+	if (!smp_load_acquire(&mem->valid))
 		return KIWI_RC_INVALID_STAG;
 	if (mem->pd != pd)
 		return KIWI_RC_STAG_NOT_ASSOC;
@@ -275,12 +275,110 @@ int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
 	return 0;
 }
 
+/* ---- fast registration (kernel consumers) ---- */
+
 /*
- * Remote invalidation (SEND with invalidate).  Only fast-register
- * regions can be invalidated, and kiwi does not offer them yet, so this
- * always fails; the receive completes with IB_WC_REM_INV_REQ_ERR.
+ * A fast-register MR starts invalid with room for @max_num_sg pages; the
+ * consumer fills the page list with ib_map_mr_sg() and makes the STag
+ * valid with an IB_WR_REG_MR work request, processed in send queue order.
+ */
+struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct kiwi_device *kdev = to_kdev(ibpd->device);
+	struct kiwi_mem *mem;
+	struct kiwi_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > KIWI_MAX_FRMR_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mem = kiwi_mem_alloc(kdev, ibpd, 0);
+	if (IS_ERR(mem))
+		return ERR_CAST(mem);
+	mem->frmr = true;
+	mem->max_pages = max_num_sg;
+	mem->pages = kvcalloc(max_num_sg, sizeof(*mem->pages), GFP_KERNEL);
+	mr = mem->pages ? kiwi_mr_create(mem) : NULL;
+	if (!mr) {
+		kiwi_mem_destroy(mem);
+		return ERR_PTR(-ENOMEM);
+	}
+	kiwi_mem_publish(mem, false);
+	return &mr->ibmr;
+}
+
+/*
+ * kiwi's DMA addresses are kernel virtual addresses (software device),
+ * so each page address handed to us is a directly mapped kernel page.
+ */
+static int kiwi_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct kiwi_mem *mem = to_kmr(ibmr)->mem;
+
+	if (mem->npages >= mem->max_pages)
+		return -ENOMEM;
+	mem->pages[mem->npages++] = virt_to_page((void *)(uintptr_t)addr);
+	return 0;
+}
+
+int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct kiwi_mem *mem = to_kmr(ibmr)->mem;
+
+	/* Placement indexes pages by PAGE_SIZE distance from the iova. */
+	if (ibmr->page_size != PAGE_SIZE || READ_ONCE(mem->valid))
+		return -EINVAL;
+	mem->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
+}
+
+/*
+ * IB_WR_REG_MR: give the region its iova, length, access rights and new
+ * key, then make it valid.  Lookups that see the new STag see the new
+ * fields (release/acquire on ->valid through kiwi_mem_check()).
+ */
+int kiwi_mem_fast_reg(struct kiwi_qp *qp, struct ib_mr *ibmr, u32 key,
+		      int access)
+{
+	struct kiwi_mem *mem = to_kmr(ibmr)->mem;
+	u64 first = ibmr->iova & PAGE_MASK;
+
+	if (!mem->frmr || mem->pd != qp->ibqp.pd || READ_ONCE(mem->valid) ||
+	    (access & ~KIWI_ACCESS_SUPPORTED) || ibmr->page_size != PAGE_SIZE)
+		return -EINVAL;
+	if (ibmr->iova + ibmr->length < ibmr->iova ||
+	    PAGE_ALIGN(ibmr->iova + ibmr->length) - first >
+	    (u64)mem->npages << PAGE_SHIFT)
+		return -EINVAL;
+	mem->iova = ibmr->iova;
+	mem->len = ibmr->length;
+	mem->access = access;
+	WRITE_ONCE(mem->stag, (mem->stag & ~0xffU) | (key & 0xff));
+	ibmr->lkey = mem->stag;
+	ibmr->rkey = mem->stag;
+	smp_store_release(&mem->valid, true);
+	return 0;
+}
+
+/*
+ * Invalidate @stag on behalf of @qp: LOCAL_INV, READ with invalidate, or
+ * a peer's SEND with invalidate.  Only fast-register regions of the QP's
+ * protection domain can be invalidated.
  */
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag)
 {
-	return -EINVAL;
+	struct kiwi_mem *mem = kiwi_mem_get(qp->kdev, stag);
+	int rv = -EINVAL;
+
+	if (!mem)
+		return rv;
+	if (mem->frmr && mem->pd == qp->ibqp.pd && READ_ONCE(mem->valid)) {
+		WRITE_ONCE(mem->valid, false);
+		rv = 0;
+	}
+	kiwi_mem_put(mem);
+	return rv;
 }

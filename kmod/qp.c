@@ -59,6 +59,7 @@ static enum ib_wc_opcode kiwi_wc_opcode(u32 wr_opcode)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		return IB_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
 		return IB_WC_RDMA_READ;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
@@ -181,6 +182,15 @@ void kiwi_qp_read_done(struct kiwi_qp *qp)
 		if (sqe->state == KIWI_SQE_WAIT_RESP) {
 			sqe->state = KIWI_SQE_DONE;
 			sqe->status = IB_WC_SUCCESS;
+			/*
+			 * READ with local invalidate invalidates its sink
+			 * STag, before the consumer hears.  (rdma_rw fills
+			 * ex.invalidate_rkey before it bumps the MR's key, so
+			 * the sink SGE is the one reliable name for it.)
+			 */
+			if (sqe->opcode == IB_WR_RDMA_READ_WITH_INV &&
+			    kiwi_mem_invalidate(qp, sqe->sge[0].lkey))
+				sqe->status = IB_WC_LOC_PROT_ERR;
 			qp->orq_count--;
 			break;
 		}
@@ -699,14 +709,29 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		sqe->ex = wr->ex.invalidate_rkey;
 		break;
 	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ_WITH_INV:
 	case IB_WR_RDMA_READ:
 		sqe->rkey = rdma_wr(wr)->rkey;
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		break;
+	case IB_WR_REG_MR:
+	case IB_WR_LOCAL_INV:
+		/* Local operations; fast registration is for kernel QPs. */
+		if (qp->user)
+			return -EOPNOTSUPP;
+		sqe->num_sge = 0;
+		if (wr->opcode == IB_WR_LOCAL_INV) {
+			sqe->ex = wr->ex.invalidate_rkey;
+		} else {
+			sqe->reg_mr = reg_wr(wr)->mr;
+			sqe->rkey = reg_wr(wr)->key;
+			sqe->ex = reg_wr(wr)->access;
+		}
+		return 0;
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (wr->opcode == IB_WR_RDMA_READ && wr->num_sge > KIWI_MAX_SGE_RD)
+	if (kiwi_wr_is_read(wr->opcode) && wr->num_sge > KIWI_MAX_SGE_RD)
 		return -EINVAL;
 	rv = kiwi_copy_sges(sqe->sge, wr->sg_list, wr->num_sge,
 			    qp->cap.max_send_sge);
@@ -729,7 +754,7 @@ static int kiwi_sqe_inline(struct kiwi_qp *qp, struct kiwi_sqe *sqe, u8 *buf)
 	u32 i, off = 0;
 
 	if (!qp->inline_buf || sqe->bytes > qp->cap.max_inline_data ||
-	    sqe->opcode == IB_WR_RDMA_READ)
+	    kiwi_wr_is_read(sqe->opcode))
 		return -EINVAL;
 	for (i = 0; i < sqe->num_sge; i++) {
 		u64 a = sqe->sge[i].addr;

@@ -411,7 +411,7 @@ static struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
 		sqe = &qp->sq[(qp->sq_head + qp->sq_tx) & (qp->sq_size - 1)];
 		if ((sqe->flags & IB_SEND_FENCE) && qp->orq_count)
 			sqe = NULL;
-		else if (sqe->opcode == IB_WR_RDMA_READ &&
+		else if (kiwi_wr_is_read(sqe->opcode) &&
 			 qp->orq_count >= max(qp->ord, 1U))
 			sqe = NULL;
 	}
@@ -452,7 +452,19 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
 {
 	int rv;
 
-	if (sqe->opcode == IB_WR_RDMA_READ) {
+	switch (sqe->opcode) {
+	case IB_WR_REG_MR:
+		rv = kiwi_mem_fast_reg(qp, sqe->reg_mr, sqe->rkey, sqe->ex);
+		kiwi_sq_sent(qp, sqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
+		return rv;
+	case IB_WR_LOCAL_INV:
+		rv = kiwi_mem_invalidate(qp, sqe->ex);
+		kiwi_sq_sent(qp, sqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
+		return rv;
+	default:
+		break;
+	}
+	if (kiwi_wr_is_read(sqe->opcode)) {
 		/* The local sink is checked when the response arrives. */
 		kiwi_sq_read_posted(qp, sqe);
 		return kiwi_tx_read_req(qp, sock, sqe->sge[0].lkey,

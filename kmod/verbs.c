@@ -30,7 +30,9 @@ int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_wr = lim->max_qp_wr;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->device_cap_flags = IB_DEVICE_CHANGE_PHY_PORT |
-				 IB_DEVICE_SYS_IMAGE_GUID;
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_fast_reg_page_list_len = KIWI_MAX_FRMR_PAGES;
 	attr->max_send_sge = KIWI_MAX_SGE;
 	attr->max_recv_sge = KIWI_MAX_SGE;
 	attr->max_sge_rd = KIWI_MAX_SGE_RD;

@@ -1,0 +1,134 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# selftests/guest/kernel-ulp.sh -- in-kernel RDMA consumers over kiwi, run
+# inside the test guest:
+#
+#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/kernel-ulp.sh
+#
+# NVMe over Fabrics, RDMA transport: the kernel's NVMe target (nvmet-rdma,
+# a memory-backed null_blk namespace) and host (nvme-rdma) talk through
+# one kiwi device on a dummy netdev.  This drives kernel QPs and CQs, fast
+# registration (IB_WR_REG_MR, LOCAL_INV, remote invalidation) and
+# rdma_rw's READ-with-invalidate.  The data written through the host is
+# read back and compared, with O_DIRECT so the block layer's cache
+# cannot answer.  TAP 13, plan line last.
+set -u
+
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+NQN=kiwi-selftest
+CFS=/sys/kernel/config/nvmet
+ADDR=10.96.0.1
+MB=${KIWI_ULP_MB:-16}
+
+target_up() {
+	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 &&
+	modprobe nvmet && modprobe nvmet-rdma && modprobe nvme-rdma || return 1
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs configfs /sys/kernel/config || return 1
+	mkdir "$CFS/subsystems/$NQN" &&
+	echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host" &&
+	mkdir "$CFS/subsystems/$NQN/namespaces/1" &&
+	echo -n /dev/nullb0 >"$CFS/subsystems/$NQN/namespaces/1/device_path" &&
+	echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" &&
+	mkdir "$CFS/ports/1" &&
+	echo rdma >"$CFS/ports/1/addr_trtype" &&
+	echo ipv4 >"$CFS/ports/1/addr_adrfam" &&
+	echo "$ADDR" >"$CFS/ports/1/addr_traddr" &&
+	echo 4420 >"$CFS/ports/1/addr_trsvcid" &&
+	ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
+}
+
+# The host's block device for our subsystem, once it shows up.  Its
+# sysfs "device" is the controller, or with native multipath the
+# subsystem; both carry the subsystem NQN.
+host_dev() {
+	local b
+	for b in /sys/block/nvme*n*; do
+		# nvmeXcYnZ are multipath's hidden per-path devices.
+		[ -b "/dev/${b##*/}" ] && [ -e "$b/device/subsysnqn" ] || continue
+		[ "$(cat "$b/device/subsysnqn")" = "$NQN" ] || continue
+		basename "$b"
+		return
+	done
+}
+
+echo "TAP version 13"
+if modprobe kiwi && ip link add kd0 type dummy &&
+   ip addr add $ADDR/24 dev kd0 && ip link set kd0 up &&
+   rdma link add kiwi0 type kiwi netdev kd0 >"$TMPD/setup" 2>&1; then
+	ok "setup: kiwi0 on a dummy netdev"
+else
+	notok "setup: kiwi0 on a dummy netdev"
+	diag "$TMPD/setup"
+	tap_end
+	exit 1
+fi
+
+if target_up >"$TMPD/tgt" 2>&1; then
+	ok "nvmet-rdma target listening on $ADDR:4420 via kiwi0"
+else
+	notok "nvmet-rdma target listening on $ADDR:4420 via kiwi0"
+	diag "$TMPD/tgt"
+	tap_end
+	exit 1
+fi
+
+dev=
+if echo "transport=rdma,traddr=$ADDR,trsvcid=4420,nqn=$NQN" \
+	>/dev/nvme-fabrics 2>"$TMPD/conn"; then
+	for i in $(seq 1 60); do
+		dev=$(host_dev)
+		[ -n "$dev" ] && [ -b "/dev/$dev" ] && break
+		sleep 0.5
+	done
+fi
+if [ -n "$dev" ] && [ -b "/dev/$dev" ]; then
+	ok "nvme-rdma host connected: /dev/$dev"
+else
+	notok "nvme-rdma host connected"
+	diag "$TMPD/conn"
+	{ ls /sys/block /dev/nvme*; grep -H . /sys/block/nvme*/device/subsysnqn; } 2>&1 | diag
+	dmesg | grep -v kiwi-initramfs | tail -40 | diag
+	tap_end
+	exit 1
+fi
+
+head -c $((MB << 20)) /dev/urandom >"$TMPD/data"
+if dd if="$TMPD/data" of="/dev/$dev" bs=1M oflag=direct status=none &&
+   dd if="/dev/$dev" of="$TMPD/back" bs=1M count="$MB" iflag=direct \
+	status=none && cmp -s "$TMPD/data" "$TMPD/back"; then
+	ok "nvme-rdma: $MB MiB written and read back intact (O_DIRECT, 1 MiB I/Os)"
+else
+	notok "nvme-rdma: $MB MiB written and read back intact"
+	dmesg | grep -v kiwi-initramfs | tail -40 | diag
+fi
+# Small and unaligned-to-MiB I/O: inline data and single-page registrations.
+if dd if="$TMPD/data" of="/dev/$dev" bs=4k count=256 seek=4096 \
+	oflag=direct status=none &&
+   dd if="/dev/$dev" of="$TMPD/back4k" bs=4k count=256 skip=4096 \
+	iflag=direct status=none &&
+   cmp -s <(head -c 1048576 "$TMPD/data") "$TMPD/back4k"; then
+	ok "nvme-rdma: 256 x 4 KiB written and read back intact"
+else
+	notok "nvme-rdma: 256 x 4 KiB written and read back intact"
+fi
+
+ctrl=$(grep -l "^$NQN\$" /sys/class/nvme/nvme*/subsysnqn | head -1)
+if echo 1 >"${ctrl%/subsysnqn}/delete_controller" 2>"$TMPD/del"; then
+	ok "nvme-rdma host disconnected"
+else
+	notok "nvme-rdma host disconnected"
+	diag "$TMPD/del"
+fi
+rm -f "$CFS/ports/1/subsystems/$NQN"
+rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
+	"$CFS/subsystems/$NQN" 2>/dev/null
+if modprobe -r nvme-rdma nvmet-rdma 2>"$TMPD/rm" && rdma link del kiwi0 &&
+   modprobe -r kiwi 2>>"$TMPD/rm"; then
+	ok "teardown: nvme modules, kiwi0 and kiwi unloaded"
+else
+	notok "teardown: nvme modules, kiwi0 and kiwi unloaded"
+	diag "$TMPD/rm"
+fi
+tap_end
