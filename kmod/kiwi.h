@@ -366,6 +366,8 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
 void kiwi_qp_read_done(struct kiwi_qp *qp);
+void kiwi_qp_read_failed(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
+			 enum ib_wc_status status);
 void kiwi_qp_peer_terminated(struct kiwi_qp *qp);
 
 /* mem.c: placement helpers */

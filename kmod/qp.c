@@ -200,6 +200,24 @@ void kiwi_qp_read_done(struct kiwi_qp *qp)
 	kiwi_tx_kick(qp);	/* an ORD credit or a fence may be free now */
 }
 
+/*
+ * The READ @sqe (the oldest outstanding) failed locally, e.g. its sink
+ * is not writable: it completes with @status when the QP is flushed.
+ */
+void kiwi_qp_read_failed(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
+			 enum ib_wc_status status)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (sqe->state == KIWI_SQE_WAIT_RESP) {
+		sqe->state = KIWI_SQE_DONE;
+		sqe->status = status;
+		qp->orq_count--;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
 /* Take the next receive WQE (from the SRQ if the QP has one). */
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
 {

@@ -107,6 +107,7 @@ static int kiwi_rx_begin_read_resp(struct kiwi_qp *qp)
 	u32 stag = be32_to_cpu(rx->hdr.t.stag);
 	u64 to = be64_to_cpu(rx->hdr.t.to);
 	struct kiwi_sqe *sqe;
+	int rv;
 
 	if (rx->orq_skip && !rx->data_rem && rx->last) {
 		rx->rtr_resp = true;	/* answers our zero-length RTR READ */
@@ -118,7 +119,10 @@ static int kiwi_rx_begin_read_resp(struct kiwi_qp *qp)
 	    to - sqe->sge[0].addr + rx->data_rem > sqe->bytes)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
 				    KIWI_RC_UNEXPECTED_OP);
-	return kiwi_rx_sink(qp, stag, to, rx->data_rem, IB_ACCESS_LOCAL_WRITE);
+	rv = kiwi_rx_sink(qp, stag, to, rx->data_rem, IB_ACCESS_LOCAL_WRITE);
+	if (rv)	/* our own sink is bad: the READ fails, not just flushes */
+		kiwi_qp_read_failed(qp, sqe, IB_WC_LOC_PROT_ERR);
+	return rv;
 }
 
 static int kiwi_rx_check_untagged(struct kiwi_qp *qp, u32 qn, u32 mo)
@@ -165,9 +169,21 @@ static int kiwi_rx_begin_send(struct kiwi_qp *qp)
 		rx->sge_off = 0;
 		rx->inv_stag = be32_to_cpu(rx->hdr.u.inv_stag);
 	}
-	if ((u64)rx->msg_len + rx->data_rem > kiwi_rqe_capacity(&rx->rqe))
+	if ((u64)rx->msg_len + rx->data_rem > kiwi_rqe_capacity(&rx->rqe)) {
+		/* This receive fails for its length, ahead of the flush. */
+		struct kiwi_cqe cqe = {
+			.wr_id = rx->rqe.wr_id,
+			.qp = &qp->ibqp,
+			.byte_len = rx->msg_len,
+			.opcode = IB_WC_RECV,
+			.status = IB_WC_LOC_LEN_ERR,
+		};
+
+		rx->in_msg = false;
+		kiwi_cq_add(qp->rcq, &cqe, false);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_MSG_TOOLONG);
+	}
 	return 0;
 }
 
@@ -183,6 +199,10 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	rv = kiwi_rx_check_untagged(qp, KIWI_QN_READ_REQ, 0);
 	if (rv)
 		return rv;
+	/* The QP's own remote access rights come before the region's. */
+	if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_READ))
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    KIWI_RC_ACCESS_RIGHTS);
 	/* The ring holds KIWI_MAX_IRD; we advertised no more than that. */
 	if (rx->data_rem || READ_ONCE(qp->irq_count) >= KIWI_MAX_IRD)
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
@@ -212,6 +232,8 @@ static int kiwi_rx_begin(struct kiwi_qp *qp)
 	}
 	switch (rx->op) {
 	case KIWI_OP_WRITE:
+		if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_WRITE))
+			return kiwi_rx_tagged_fail(qp, KIWI_RC_ACCESS_RIGHTS);
 		return kiwi_rx_sink(qp, be32_to_cpu(rx->hdr.t.stag),
 				    be64_to_cpu(rx->hdr.t.to), rx->data_rem,
 				    IB_ACCESS_REMOTE_WRITE);

@@ -27,6 +27,8 @@ SRV=10.91.0.2
 
 setup() {
 	modprobe kiwi && netns_up && veth_pair kv0 kv1 10.91.0 "$MTU" &&
+	A ip -6 addr add fd91::1/64 dev kv0 nodad &&
+	B ip -6 addr add fd91::2/64 dev kv1 nodad &&
 	A rdma link add kiwi0 type kiwi netdev kv0 &&
 	B rdma link add kiwi1 type kiwi netdev kv1
 }
@@ -83,6 +85,7 @@ ok "setup: two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 for size in 64 4096 65535; do
 	rping_test kiwi $SRV $size "$COUNT"
 done
+rping_test kiwi-ipv6 fd91::2 4096 "$((COUNT / 4))"
 for t in ib_write_bw ib_read_bw ib_send_bw; do
 	perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $t -s 65536
 done

@@ -44,9 +44,10 @@ veth_pair() {
 # RDMA devices listen for one rdma_cm wildcard listen, each in its own
 # time; the one serving ADDR is the one that matters.
 wait_port() {
-	local addr=$1 port=$2 dev i re
-	dev=$(B ip -o -4 addr show | awk -v a="$addr" '$4 ~ "^" a "/" { print $2 }')
-	re="($addr|\\*|0\\.0\\.0\\.0|0\\.0\\.0\\.0%$dev|\\*%$dev):$port "
+	local addr=$1 port=$2 dev i re a=$1
+	dev=$(B ip -o addr show | awk -v a="$addr" '$4 ~ "^" a "/" { print $2 }')
+	[[ $addr == *:* ]] && a="\\[$addr\\]"
+	re="($a|\\*|0\\.0\\.0\\.0|\\[::\\])(%$dev)?:$port "
 	for i in $(seq 1 40); do
 		B ss -ltnH 2>/dev/null | awk '{ print $4 " " }' | grep -qE "^$re" &&
 			return 0
