@@ -80,12 +80,11 @@ rping_test() {
 	fi
 }
 
-# perf_test LABEL SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perftest over
-# rdma_cm, server on SRVDEV in kwb, client on CLIDEV in kwa; passes with a
-# non-zero result (bandwidth or latency column) from the client.
-perf_test() {
-	local label=$1 sdev=$2 cdev=$3 addr=$4 iters=$5 tool=$6 rc row
-	shift 6
+# perf_run SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: one perftest run over
+# rdma_cm; sets PERF_RC and PERF_ROW (the client's result row).
+perf_run() {
+	local sdev=$1 cdev=$2 addr=$3 iters=$4 tool=$5
+	shift 5
 
 	B timeout 300 "$tool" -R -d "$sdev" -F -n "$iters" "$@" \
 		>"$TMPD/srv" 2>&1 &
@@ -93,15 +92,33 @@ perf_test() {
 	wait_port "$addr" 18515
 	A timeout 280 "$tool" -R -d "$cdev" -F -n "$iters" "$@" "$addr" \
 		>"$TMPD/cli" 2>&1
-	rc=$?
+	PERF_RC=$?
 	wait $spid
-	# Result rows start with the message size; the 4th column > 0.
-	row=$(grep -E '^ +[0-9]+ +[0-9]+ +[0-9.]+' "$TMPD/cli" | tail -1)
-	if [ $rc -eq 0 ] && [ -n "$row" ] &&
-	   echo "$row" | awk '{ exit !($4 > 0) }'; then
-		ok "$label: $tool $* ($(echo "$row" | awk '{print $4}'))"
+	# Result rows start with the message size.
+	PERF_ROW=$(grep -E '^ +[0-9]+ +[0-9]+ +[0-9.]+' "$TMPD/cli" | tail -1)
+}
+
+# perf_test LABEL SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perftest
+# server on SRVDEV in kwb, client on CLIDEV in kwa; passes when the client
+# succeeds with a non-zero result (bandwidth or latency column 4).  A run
+# that succeeds but reports 0 is repeated once: perftest's clock-based
+# figures can collapse to 0.00 when the guest is starved of CPU time.
+perf_test() {
+	local label=$1 try
+	shift
+
+	for try in 1 2; do
+		perf_run "$@"
+		[ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] || break
+		echo "$PERF_ROW" | awk '{ exit !($4 > 0) }' && break
+		echo "# $label: $5 reported 0, run $try of 2: $PERF_ROW"
+	done
+	shift 4
+	if [ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] &&
+	   echo "$PERF_ROW" | awk '{ exit !($4 > 0) }'; then
+		ok "$label: $* ($(echo "$PERF_ROW" | awk '{print $4}'))"
 	else
-		notok "$label: $tool $* (rc $rc)"
+		notok "$label: $* (rc $PERF_RC)"
 		tail -n 12 "$TMPD/cli" "$TMPD/srv" | diag
 	fi
 }
