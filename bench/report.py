@@ -308,7 +308,9 @@ def plot(summ, mtus, cells, per_qp, qpmem, outdir):
         "set style histogram errorbars gap 2 lw 1",
         "set style fill solid 0.8 border -1",
         "set boxwidth 0.9",
-        "set key top right",
+        "set key top left",
+        "set termoption noenhanced",
+        "set offsets 0, 0, graph 0.12, 0",
         "set grid ytics",
         "set yrange [0:*]",
         "set datafile missing 'NaN'",
@@ -319,6 +321,9 @@ def plot(summ, mtus, cells, per_qp, qpmem, outdir):
         title = f"MTU {mtu}: " + ("bandwidth, MiB/s (higher is better)" if kind == "bw"
                                    else "latency, median µs (lower is better)")
         script.append(f"set title '{title}'")
+        # Latencies of different stacks can differ by orders of magnitude.
+        script.append("set logscale y; set yrange [*:*]" if kind == "lat"
+                      else "unset logscale y; set yrange [0:*]")
         plots = []
         for i, st in enumerate(stacks):
             c = 2 + 3 * i
@@ -335,6 +340,7 @@ def plot(summ, mtus, cells, per_qp, qpmem, outdir):
                 cq = q.get("cq", {}).get("kernel")
                 f.write(f"{st} {float(qp) / 1024 if qp else 'NaN'} {float(cq) / 1024 if cq else 'NaN'}\n")
         script += [
+            "unset logscale y; set yrange [0:*]",
             "set style histogram clustered gap 2",
             "set title 'kernel memory per object, KiB (slab + vmalloc; lower is better)'",
             f"plot '{path}' using 2:xtic(1) title 'per QP (1024+1024 WRs)' lc rgb '#6a1b9a', "
@@ -436,12 +442,13 @@ def main():
     md.append("")
     md.append(mtab)
     md.append("")
-    md.append("kernel = /proc/meminfo Slab (SReclaimable+SUnreclaim) + VmallocUsed, "
-              "difference over creating the QPs, divided by their number (each QP "
-              "with its own CQ, created and measured separately: kernel B/CQ). "
-              "payload = the same slab memory without slub_debug's red zones and "
-              "owner tracking (objects x object_size, plus large kmallocs), plus vmalloc "
-              "excluded: a guide to what a production kernel would use.")
+    md.append("kernel = /proc/meminfo Slab (SReclaimable+SUnreclaim) + VmallocUsed: "
+              "the growth while creating the QPs, divided by their number. Each QP "
+              "has its own CQ; the CQs are created and measured first (kernel B/CQ). "
+              "payload = the slab part without slub_debug's red zones and owner "
+              "tracking (in-use objects x object_size, plus kmallocs too large for a "
+              "cache), vmalloc not included: closer to what a kernel without "
+              "slub_debug would use for the slab part.")
     md.append("")
     md.append("## Targets (issue 4)")
     md.append("")
