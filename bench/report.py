@@ -9,8 +9,8 @@ RAW is the collected protocol of scripts/bench-guest (lines "meta|K|V",
 "qpmem|STACK|qpmem key=value ..."), plus scripts/bench's own meta lines.
 Prints the median tables with the ratios kiwi/siw and kiwi/TCP and a
 PASS/FAIL line per target, and writes OUTDIR/results.{md,csv,json,png}.
-Exit status: 0 if every target passed, 1 if one failed or had no data,
-2 on errors.
+Exit status: 0 if every target passed (or was skipped: its cell not run),
+1 if one failed or had no data, 2 on errors.
 """
 
 import csv
@@ -236,11 +236,13 @@ def targets(summ, mtus, per_qp):
     res = []
     for mtu in mtus:
         for kind, cell, other, factor, text in TARGETS:
-            k, _ = value_of(summ, mtu, cell, "kiwi")
-            o, _ = value_of(summ, mtu, cell, other)
+            k, ks = value_of(summ, mtu, cell, "kiwi")
+            o, os_ = value_of(summ, mtu, cell, other)
             r = ratio(k, o)
-            if r is None:
-                st, detail = "ERR", "no data"
+            if ks is None or os_ is None:
+                st, detail = "SKIP", "cell not run (KIWI_BENCH_CELLS/STACKS/QUICK)"
+            elif r is None:
+                st, detail = "ERR", "no value: every run failed"
             else:
                 ok = r >= factor if kind == "min" else r <= factor
                 st = "PASS" if ok else "FAIL"
@@ -401,6 +403,7 @@ def main():
     npass = sum(t["status"] == "PASS" for t in tres)
     nfail = sum(t["status"] == "FAIL" for t in tres)
     nerr = sum(t["status"] == "ERR" for t in tres)
+    nskip = sum(t["status"] == "SKIP" for t in tres)
     nruns = len(runs)
     nrerr = sum(r["status"] == "err" for r in runs)
     nwarn = sum(r["status"] == "warn" for r in runs)
@@ -458,7 +461,7 @@ def main():
                       t["status"], t["detail"]])
     md.append(table(trows, ["target", "result", "measured"]) if trows else "(none)")
     md.append("")
-    md.append(f"{npass} PASS, {nfail} FAIL, {nerr} ERR")
+    md.append(f"{npass} PASS, {nfail} FAIL, {nerr} ERR, {nskip} SKIP")
     md.append("")
     if notes:
         md.append("## Failed and complaining runs")
@@ -489,7 +492,8 @@ def main():
     for t in tres:
         where = f" (MTU {t['mtu']})" if t["mtu"] else ""
         print(f"{t['status']:4}  {t['target']}{where}: {t['detail']}")
-    print(f"targets: {npass} PASS, {nfail} FAIL, {nerr} ERR; runs: {nruns}, {nrerr} err, {nwarn} warn")
+    print(f"targets: {npass} PASS, {nfail} FAIL, {nerr} ERR, {nskip} SKIP; "
+          f"runs: {nruns}, {nrerr} err, {nwarn} warn")
     if notes:
         print()
         print("failed and complaining runs:")
