@@ -7,6 +7,7 @@
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
 #   make check      run every test (last line: "N passed, N failed")
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
+#   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make install    install the module and the provider on this machine
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
@@ -42,6 +43,9 @@ demo: deps all
 check: deps all siw
 	$(CURDIR)/selftests/check
 
+bench: deps all siw
+	$(CURDIR)/scripts/bench
+
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	cmake --install $(BUILD)
@@ -51,4 +55,4 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,11p' Makefile
+	@sed -n '3,12p' Makefile
