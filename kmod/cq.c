@@ -137,7 +137,8 @@ static int kiwi_ucq_resize(struct kiwi_cq *cq, u32 size,
 	}
 	cons = cq->tail - used;
 	for (i = 0; i < used; i++)
-		memcpy(kiwi_ring_slot(&nr, i), kiwi_ring_slot(&cq->uring, cons + i),
+		memcpy(kiwi_ring_slot(&nr, i),
+		       kiwi_ring_slot(&cq->uring, cons + i),
 		       sizeof(struct kiwi_ucqe));
 	nr.ctl->flags = cq->uring.ctl->flags & KIWI_RING_F_OVERFLOW;
 	nr.ctl->prod = used;

@@ -1162,8 +1162,8 @@ static int kiwi_usqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_READ:
-		h.opcode = wr->opcode == IB_WR_RDMA_WRITE ? KIWI_UWR_RDMA_WRITE :
-							   KIWI_UWR_RDMA_READ;
+		h.opcode = wr->opcode == IB_WR_RDMA_WRITE ?
+			   KIWI_UWR_RDMA_WRITE : KIWI_UWR_RDMA_READ;
 		h.rkey = rdma_wr(wr)->rkey;
 		h.raddr = rdma_wr(wr)->remote_addr;
 		break;

@@ -197,7 +197,7 @@ struct kiwi_uresp_alloc_ctx {
 struct kiwi_uresp_create_cq {
 	__u32 cq_id;
 	__u32 num_cqe;		/* ring slots (actual capacity) */
-	__aligned_u64 mmap_offset;	/* of the CQ ring (new ring on resize) */
+	__aligned_u64 mmap_offset;	/* CQ ring (a new one after resize) */
 	__aligned_u64 mmap_len;
 	__u32 cqe_size;		/* sizeof(struct kiwi_ucqe) */
 	__u32 reserved;
