@@ -39,7 +39,7 @@ deps:
 demo: deps all
 	$(CURDIR)/scripts/demo
 
-check: deps all
+check: deps all siw
 	$(CURDIR)/selftests/check
 
 install: all

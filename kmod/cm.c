@@ -13,6 +13,7 @@
 
 #include <linux/inet.h>
 #include <linux/module.h>
+#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
@@ -850,9 +851,17 @@ int kiwi_create_listen(struct iw_cm_id *id, int backlog)
 	int rv;
 
 	/*
-	 * rdma_cm issues a wildcard listen once per RDMA device: bind each
-	 * to its own netdev so that devices can share the port.
+	 * rdma_cm issues a wildcard listen once per RDMA device, in the
+	 * listener's network namespace.  A device whose netdev lives in
+	 * another namespace can never receive a connection there: accept
+	 * the listen without a socket rather than occupy the port.
 	 */
+	if (kiwi_addr_any(&laddr) &&
+	    !net_eq(dev_net(kdev->netdev), current->nsproxy->net_ns)) {
+		id->provider_data = NULL;
+		return 0;
+	}
+	/* Bind each wildcard listen to its netdev so devices share the port. */
 	rv = kiwi_sock_create(&sock, (struct sockaddr *)&laddr, id->afonly,
 			      kiwi_addr_any(&laddr) ? kdev->netdev->ifindex : 0);
 	if (rv)

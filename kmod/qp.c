@@ -982,6 +982,14 @@ static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 			return -EINVAL;
 		break;
 	case IB_QPS_SQD:
+		/*
+		 * librdmacm's rdma_disconnect() asks for SQD even when the
+		 * peer has already closed or the QP has failed: the
+		 * connection is going down as asked, so that is no error.
+		 */
+		if (qp->state == KIWI_QP_CLOSING || qp->state == KIWI_QP_ERROR ||
+		    qp->state == KIWI_QP_TERMINATE)
+			return 0;
 		if (qp->state != KIWI_QP_RTS)
 			return -EINVAL;
 		qp->state = KIWI_QP_CLOSING;

@@ -65,7 +65,7 @@ int kiwi_query_port(struct ib_device *ibdev, u32 port,
 				IB_PORT_PHYS_STATE_DISABLED;
 	attr->max_mtu = IB_MTU_4096;
 	attr->active_mtu = ib_mtu_int_to_enum(READ_ONCE(netdev->mtu));
-	attr->gid_tbl_len = 1;
+	attr->gid_tbl_len = 2;
 	attr->pkey_tbl_len = 1;
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 	attr->max_msg_sz = 0x80000000;	/* 2 GiB: wc.byte_len is 32 bits */
@@ -94,15 +94,38 @@ int kiwi_get_port_immutable(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
-/* iWARP has one GID: the MAC address, which rdma_cm matches against. */
+/*
+ * GID 0 is the MAC address followed by zeros: rdma_cm finds the iWARP
+ * device for an IP address by looking up exactly that GID.  GID 1 is the
+ * conventional link-local form, fe80::/64 with the modified EUI-64 of
+ * the MAC, for tools that expect a port GID to look like one (pyverbs
+ * ignores GIDs whose last eight bytes are zero).
+ */
 int kiwi_query_gid(struct ib_device *ibdev, u32 port, int idx,
 		   union ib_gid *gid)
 {
-	if (idx)
-		return -EINVAL;
+	const u8 *mac = to_kdev(ibdev)->mac;
+
 	memset(gid, 0, sizeof(*gid));
-	memcpy(gid->raw, to_kdev(ibdev)->mac, ETH_ALEN);
-	return 0;
+	switch (idx) {
+	case 0:
+		memcpy(gid->raw, mac, ETH_ALEN);
+		return 0;
+	case 1:
+		gid->raw[0] = 0xfe;
+		gid->raw[1] = 0x80;
+		gid->raw[8] = mac[0] ^ 0x02;	/* universal/local bit */
+		gid->raw[9] = mac[1];
+		gid->raw[10] = mac[2];
+		gid->raw[11] = 0xff;
+		gid->raw[12] = 0xfe;
+		gid->raw[13] = mac[3];
+		gid->raw[14] = mac[4];
+		gid->raw[15] = mac[5];
+		return 0;
+	default:
+		return -EINVAL;
+	}
 }
 
 /* iWARP has no partitions; report the default full-membership key. */

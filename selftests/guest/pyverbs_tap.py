@@ -15,12 +15,20 @@ modules (run_tests.py would import all ~50 of them, slow under TCG).
 Result mapping: success -> ok; skip -> ok # SKIP reason; failure, error
 (also in setUpClass/setUpModule), unexpected success -> not ok.
 Exit status 0 only if nothing failed and at least one test ran.
+
+Software RDMA devices on a dummy or veth netdev have no parent device, so
+the suite's way of finding a device's IP address (the netdev under
+/sys/class/infiniband/DEV/device/net/) finds nothing and every rdma_cm test
+would skip.  For such devices the netdev is taken from `rdma link` instead;
+everything else about the tests is unchanged.
 """
 import argparse
 import gzip
 import importlib
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -89,10 +97,57 @@ def unpack_suite(src):
     return tmp, dst
 
 
+def link_netdev(dev):
+    """The netdev under RDMA device DEV, from `rdma -j link show DEV/1`."""
+    try:
+        out = subprocess.check_output(['rdma', '-j', 'link', 'show',
+                                       dev + '/1'])
+        return json.loads(out.decode())[0].get('netdev')
+    except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
+        return None
+
+
+def find_ip_via_rdma_link(base):
+    """Let the suite find the IP of a parentless device's netdev."""
+    orig = base.RDMATestCase._get_ip_mac
+
+    def get_ip_mac(self, dev, port, idx):
+        if os.path.exists('/sys/class/infiniband/%s/device/net/' % dev):
+            return orig(self, dev, port, idx)
+        netdev = link_netdev(dev)
+        try:
+            ip, mac = self.get_ip_mac_address(netdev)
+        except (KeyError, IndexError, TypeError,
+                subprocess.CalledProcessError):
+            ip = mac = None
+        self.args.append([dev, port, idx, ip, mac])
+
+    base.RDMATestCase._get_ip_mac = get_ip_mac
+
+
+def mark_skips(tests, skips):
+    """Replace the tests named in SKIPS (id without 'tests.') by skips."""
+    for t in tests:
+        if isinstance(t, unittest.TestSuite):
+            mark_skips(t, skips)
+            continue
+        name = t.id()[len('tests.'):] if t.id().startswith('tests.') \
+            else t.id()
+        reason = skips.get(name)
+        if reason is not None:
+            method = getattr(t, t._testMethodName)
+            setattr(type(t), t._testMethodName,
+                    unittest.skip(reason)(method))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--dev', required=True)
     ap.add_argument('--suite', default=SUITE)
+    ap.add_argument('--skip', action='append', default=[],
+                    metavar='TEST=REASON',
+                    help='report TEST (e.g. test_rdmacm.CMTestCase.test_x) '
+                         'as skipped with REASON instead of running it')
     ap.add_argument('modules', nargs='+', help='e.g. test_device test_pd')
     args = ap.parse_args()
 
@@ -116,14 +171,18 @@ def main():
         from args_parser import parser  # noqa: E402
         sys.argv = [sys.argv[0], '--dev', args.dev]
         parser.parse_args()
+        find_ip_via_rdma_link(importlib.import_module('tests.base'))
 
         loader = unittest.TestLoader()
         suite = unittest.TestSuite()
         result = TapResult()
+        skips = dict(s.split('=', 1) for s in args.skip)
         for name in args.modules:
             try:
                 mod = importlib.import_module('tests.' + name)
-                suite.addTests(loader.loadTestsFromModule(mod))
+                tests = loader.loadTestsFromModule(mod)
+                mark_skips(tests, skips)
+                suite.addTests(tests)
             except Exception:
                 result._emit(False, types.SimpleNamespace(
                     id=lambda n=name: n + '.import'),

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# selftests/guest/lib.sh -- shared helpers of the guest data-path scripts
+# (datapath.sh, interop.sh).  Sourced, not run.
+#
+# TAP 13 output: ok/notok print one result line each; tap_end prints the
+# plan line last and returns non-zero if anything failed.  Network
+# namespaces are "kwa" (client side) and "kwb" (server side); the
+# scripts create their veth pairs and devices themselves.
+
+T=0 NFAIL=0
+GUEST_DIR=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+TMPD=$(mktemp -d /tmp/kiwi-guest.XXXXXX)
+
+ok()    { T=$((T + 1)); echo "ok $T $1"; }
+notok() { T=$((T + 1)); NFAIL=$((NFAIL + 1)); echo "not ok $T $1"; }
+diag()  { sed -e 's/^/# /' "$@"; }
+A() { ip netns exec kwa "$@"; }
+B() { ip netns exec kwb "$@"; }
+
+tap_end() {
+	echo "1..$T"
+	rm -rf "$TMPD"
+	[ $NFAIL -eq 0 ]
+}
+
+# netns_up: the two namespaces with loopback up.
+netns_up() {
+	ip netns add kwa && ip netns add kwb &&
+	A ip link set lo up && B ip link set lo up
+}
+
+# veth_pair NAME0 NAME1 NET MTU: NAME0 in kwa as NET.1, NAME1 in kwb as
+# NET.2 (NET is the first three octets, e.g. 10.91.0).
+veth_pair() {
+	ip link add "$1" type veth peer name "$2" &&
+	ip link set "$1" netns kwa && ip link set "$2" netns kwb &&
+	A ip addr add "$3.1/24" dev "$1" && B ip addr add "$3.2/24" dev "$2" &&
+	A ip link set "$1" mtu "$4" up && B ip link set "$2" mtu "$4" up
+}
+
+# wait_port ADDR PORT: until kwb listens on TCP PORT at ADDR, on a wildcard
+# address, or on a wildcard bound to ADDR's interface (max ~20 s).  Several
+# RDMA devices listen for one rdma_cm wildcard listen, each in its own
+# time; the one serving ADDR is the one that matters.
+wait_port() {
+	local addr=$1 port=$2 dev i re
+	dev=$(B ip -o -4 addr show | awk -v a="$addr" '$4 ~ "^" a "/" { print $2 }')
+	re="($addr|\\*|0\\.0\\.0\\.0|0\\.0\\.0\\.0%$dev|\\*%$dev):$port "
+	for i in $(seq 1 40); do
+		B ss -ltnH 2>/dev/null | awk '{ print $4 " " }' | grep -qE "^$re" &&
+			return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+# rping_test LABEL SRVADDR SIZE COUNT: 'rping -V' (payload verified on
+# every iteration), server in kwb, client in kwa.  rping picks the device
+# from the address.
+rping_test() {
+	local label=$1 addr=$2 size=$3 count=$4 rc src
+	local name="$label: rping -V -C $count -S $size"
+
+	B timeout 600 rping -s -a "$addr" -p 7174 -V -C "$count" -S "$size" \
+		>"$TMPD/srv" 2>&1 &
+	local spid=$!
+	wait_port "$addr" 7174
+	A timeout 600 rping -c -a "$addr" -p 7174 -V -C "$count" -S "$size" \
+		>"$TMPD/cli" 2>&1
+	rc=$?
+	wait $spid
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
+		ok "$name"
+	else
+		notok "$name (client $rc, server $src)"
+		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+	fi
+}
+
+# perf_test LABEL SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perftest over
+# rdma_cm, server on SRVDEV in kwb, client on CLIDEV in kwa; passes with a
+# non-zero result (bandwidth or latency column) from the client.
+perf_test() {
+	local label=$1 sdev=$2 cdev=$3 addr=$4 iters=$5 tool=$6 rc row
+	shift 6
+
+	B timeout 300 "$tool" -R -d "$sdev" -F -n "$iters" "$@" \
+		>"$TMPD/srv" 2>&1 &
+	local spid=$!
+	wait_port "$addr" 18515
+	A timeout 280 "$tool" -R -d "$cdev" -F -n "$iters" "$@" "$addr" \
+		>"$TMPD/cli" 2>&1
+	rc=$?
+	wait $spid
+	# Result rows start with the message size; the 4th column > 0.
+	row=$(grep -E '^ +[0-9]+ +[0-9]+ +[0-9.]+' "$TMPD/cli" | tail -1)
+	if [ $rc -eq 0 ] && [ -n "$row" ] &&
+	   echo "$row" | awk '{ exit !($4 > 0) }'; then
+		ok "$label: $tool $* ($(echo "$row" | awk '{print $4}'))"
+	else
+		notok "$label: $tool $* (rc $rc)"
+		tail -n 12 "$TMPD/cli" "$TMPD/srv" | diag
+	fi
+}
