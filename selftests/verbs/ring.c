@@ -405,6 +405,66 @@ TEST(cq_ex_polling)
 	EXPECT_EQ(ibv_destroy_cq(e.cq), 0);
 }
 
+/* ------------------------------------------------------ notification */
+
+/* Whether a completion event arrives on the channel within ms. */
+static bool cq_event(struct ibv_comp_channel *ch, struct ibv_cq *want,
+		     int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (poll(&pfd, 1, ms) != 1)
+		return false;
+	if (ibv_get_cq_event(ch, &cq, &cq_ctx))
+		return false;
+	ibv_ack_cq_events(cq, 1);
+	return cq == want;
+}
+
+TEST(cq_arming_with_channel)
+{
+	static struct env e;
+	struct ibv_comp_channel *ch;
+	struct ibv_qp_init_attr ia;
+	struct ibv_wc wc[4];
+
+	e.ctx = kv_open();
+	e.pd = kv_alloc_pd(e.ctx);
+	ch = ibv_create_comp_channel(e.ctx);
+	ASSERT_NONNULL(ch);
+	e.cq = ibv_create_cq(e.ctx, 16, NULL, ch, 0);
+	ASSERT_NONNULL(e.cq);
+	ia = kv_rc_attr(e.cq);
+	e.qp = ibv_create_qp(e.pd, &ia);
+	ASSERT_NONNULL(e.qp);
+	e.mr = ibv_reg_mr(e.pd, e.buf, sizeof(e.buf), IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NONNULL(e.mr);
+
+	/* Solicited-only arming fires for an error completion. */
+	ASSERT_EQ(post_recv(&e, 1), 0);
+	ASSERT_EQ(ibv_req_notify_cq(e.cq, 1), 0);
+	EXPECT_FALSE(cq_event(ch, e.cq, 100));	/* nothing completed yet */
+	to_err(e.qp);
+	EXPECT_TRUE(cq_event(ch, e.cq, 5000));
+	EXPECT_EQ(poll_n(e.cq, wc, 1), 1);
+	/* Not re-armed: a further completion raises no event ... */
+	ASSERT_EQ(post_recv(&e, 2), 0);
+	EXPECT_EQ(poll_n(e.cq, wc, 1), 1);
+	EXPECT_FALSE(cq_event(ch, e.cq, 200));
+	/* ... and one event per arming, however many completions follow. */
+	ASSERT_EQ(ibv_req_notify_cq(e.cq, 0), 0);
+	ASSERT_EQ(post_recv(&e, 3), 0);
+	ASSERT_EQ(post_recv(&e, 4), 0);
+	EXPECT_TRUE(cq_event(ch, e.cq, 5000));
+	EXPECT_EQ(poll_n(e.cq, wc, 2), 2);
+	EXPECT_FALSE(cq_event(ch, e.cq, 200));
+	EXPECT_EQ(ibv_destroy_qp(e.qp), 0);
+	EXPECT_EQ(ibv_destroy_cq(e.cq), 0);
+	EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
+}
+
 /* ---------------------------------------------------------- overflow */
 
 /* Waits up to 5 s for an async event of the given type. */
