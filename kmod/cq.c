@@ -2,10 +2,13 @@
 /*
  * kiwi: completion queues.
  *
- * A CQ is a ring of compact kiwi_cqe entries under one spinlock.  It is
- * filled from the transmit and receive paths (softirq or process context)
- * and drained by poll_cq; an overflow is reported as IB_EVENT_CQ_ERR
- * rather than silently overwriting completions.
+ * A kernel consumer's CQ is a ring of compact kiwi_cqe entries under one
+ * spinlock, drained by poll_cq.  A user CQ is a mapped ring of struct
+ * kiwi_ucqe (kiwi-abi.h) that the provider polls without a system call;
+ * the kernel is its producer and only reads the consumer index, to
+ * learn which slots are free.  Both are filled from the transmit and
+ * receive paths (softirq or process context); an overflow is reported
+ * as IB_EVENT_CQ_ERR rather than overwriting unpolled completions.
  */
 #include <linux/log2.h>
 #include <linux/slab.h>
@@ -24,14 +27,25 @@ static u32 kiwi_cq_slots(int cqe)
 	return roundup_pow_of_two(max(cqe, 1));
 }
 
+static void kiwi_cq_free(struct kiwi_cq *cq)
+{
+	if (cq->uring.buf)
+		kiwi_ring_destroy(&cq->uring);
+	kvfree(cq->cqes);
+	cq->cqes = NULL;
+}
+
 static int kiwi_cq_resp(struct kiwi_cq *cq, struct ib_udata *udata)
 {
 	struct kiwi_uresp_create_cq resp = {
 		.cq_id = cq->ibcq.res.id,
 		.num_cqe = cq->ibcq.cqe,
+		.mmap_offset = kiwi_ring_mmap_offset(&cq->uring),
+		.mmap_len = kiwi_ring_mmap_len(&cq->uring),
+		.cqe_size = sizeof(struct kiwi_ucqe),
 	};
 
-	if (!udata || !udata->outlen)
+	if (!udata)
 		return 0;
 	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
@@ -56,10 +70,17 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	spin_lock_init(&cq->lock);
 	cq->size = kiwi_cq_slots(attr->cqe);
-	cq->cqes = kiwi_cqes_alloc(cq->size);
-	if (!cq->cqes) {
-		rv = -ENOMEM;
-		goto err;
+	if (udata) {
+		rv = kiwi_ring_init(&cq->uring, udata, cq->size,
+				    sizeof(struct kiwi_ucqe));
+		if (rv)
+			goto err;
+	} else {
+		cq->cqes = kiwi_cqes_alloc(cq->size);
+		if (!cq->cqes) {
+			rv = -ENOMEM;
+			goto err;
+		}
 	}
 	/* Report the capacity we really have, as the verbs allow. */
 	ibcq->cqe = cq->size;
@@ -70,18 +91,66 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 
 err:
-	kvfree(cq->cqes);
+	kiwi_cq_free(cq);
 	atomic_dec(&kdev->num_cq);
 	return rv;
 }
 
 int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
-	struct kiwi_cq *cq = to_kcq(ibcq);
-
-	kvfree(cq->cqes);
+	kiwi_cq_free(to_kcq(ibcq));
 	atomic_dec(&to_kdev(ibcq->device)->num_cq);
 	return 0;
+}
+
+/*
+ * Entries the provider has not consumed yet, from its (untrusted)
+ * consumer index; more than the ring holds means the index is garbage.
+ */
+static bool kiwi_ucq_used(struct kiwi_cq *cq, u32 *used)
+{
+	*used = cq->tail - smp_load_acquire(&cq->uring.ctl->cons);
+	return *used <= cq->uring.size;
+}
+
+/*
+ * Resize a user CQ: a new mapped ring with the unpolled entries moved
+ * over; the provider maps it (the response has its offset) and unmaps
+ * the old one, holding its CQ lock throughout so it polls neither.
+ */
+static int kiwi_ucq_resize(struct kiwi_cq *cq, u32 size,
+			   struct ib_udata *udata)
+{
+	struct kiwi_ring nr, old;
+	unsigned long flags;
+	u32 used, cons, i;
+	int rv;
+
+	rv = kiwi_ring_init(&nr, udata, size, sizeof(struct kiwi_ucqe));
+	if (rv)
+		return rv;
+	spin_lock_irqsave(&cq->lock, flags);
+	if (!kiwi_ucq_used(cq, &used) || used > size) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		kiwi_ring_destroy(&nr);
+		return used > size ? -EBUSY : -EINVAL;
+	}
+	cons = cq->tail - used;
+	for (i = 0; i < used; i++)
+		memcpy(kiwi_ring_slot(&nr, i),
+		       kiwi_ring_slot(&cq->uring, cons + i),
+		       sizeof(struct kiwi_ucqe));
+	nr.ctl->flags = cq->uring.ctl->flags & KIWI_RING_F_OVERFLOW;
+	nr.ctl->prod = used;
+	old = cq->uring;
+	cq->uring = nr;
+	cq->tail = used;
+	cq->size = size;
+	cq->ibcq.cqe = size;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	kiwi_ring_destroy(&old);
+	return kiwi_cq_resp(cq, udata);
 }
 
 int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
@@ -95,6 +164,8 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (cqe <= 0 || cqe > kdev->lim.max_cqe)
 		return -EINVAL;
 	size = kiwi_cq_slots(cqe);
+	if (cq->uring.buf)
+		return kiwi_ucq_resize(cq, size, udata);
 	cqes = kiwi_cqes_alloc(size);
 	if (!cqes)
 		return -ENOMEM;
@@ -140,6 +211,8 @@ int kiwi_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	unsigned long flags;
 	int n;
 
+	if (cq->uring.buf)	/* polled in user space only */
+		return -EINVAL;
 	spin_lock_irqsave(&cq->lock, flags);
 	for (n = 0; n < num && cq->count; n++) {
 		kiwi_cqe_to_wc(&cq->cqes[cq->head], &wc[n]);
@@ -162,10 +235,51 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		cq->armed = IB_CQ_NEXT_COMP;
 	else if (!cq->armed)
 		cq->armed = IB_CQ_SOLICITED;
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->count)
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    (cq->uring.buf ? cq->tail != READ_ONCE(cq->uring.ctl->cons) :
+			     cq->count))
 		rv = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return rv;
+}
+
+/* Under cq->lock: append to a kernel CQ, false if it is full. */
+static bool kiwi_kcq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
+{
+	if (cq->count == cq->size)
+		return false;
+	cq->cqes[(cq->head + cq->count) & (cq->size - 1)] = *cqe;
+	cq->count++;
+	return true;
+}
+
+/*
+ * Under cq->lock: append to a user CQ, false if it is full (or its
+ * consumer index is garbage).  The slot is written before prod is
+ * released, so the provider never sees a half-written entry.
+ */
+static bool kiwi_ucq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
+{
+	struct kiwi_ucqe u = {
+		.wr_id = cqe->wr_id,
+		.qp_num = cqe->qp->qp_num,
+		.byte_len = cqe->byte_len,
+		.opcode = cqe->opcode,
+		.status = cqe->status,
+	};
+	u32 used;
+
+	if (!kiwi_ucq_used(cq, &used) || used == cq->uring.size) {
+		WRITE_ONCE(cq->uring.ctl->flags, KIWI_RING_F_OVERFLOW);
+		return false;
+	}
+	if (cqe->flags & IB_WC_WITH_INVALIDATE) {
+		u.flags = KIWI_UCQE_F_WITH_INV;
+		u.inv_rkey = cqe->ex;
+	}
+	memcpy(kiwi_ring_slot(&cq->uring, cq->tail), &u, sizeof(u));
+	smp_store_release(&cq->uring.ctl->prod, ++cq->tail);
+	return true;
 }
 
 /*
@@ -178,9 +292,11 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 {
 	unsigned long flags;
 	bool notify = false;
+	bool ok;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (cq->count == cq->size) {
+	ok = cq->uring.buf ? kiwi_ucq_put(cq, cqe) : kiwi_kcq_put(cq, cqe);
+	if (!ok) {
 		bool first = !cq->overflow;
 
 		cq->overflow = true;
@@ -196,8 +312,6 @@ int kiwi_cq_add(struct kiwi_cq *cq, const struct kiwi_cqe *cqe,
 		}
 		return -ENOSPC;
 	}
-	cq->cqes[(cq->head + cq->count) & (cq->size - 1)] = *cqe;
-	cq->count++;
 	if (cq->armed == IB_CQ_NEXT_COMP ||
 	    (cq->armed == IB_CQ_SOLICITED &&
 	     (solicited || cqe->status != IB_WC_SUCCESS))) {

@@ -65,6 +65,24 @@ struct kiwi_ucontext {
 	struct ib_ucontext ibuc;
 };
 
+/*
+ * A queue ring: the kiwi_ring_ctl block of kiwi-abi.h, then @size slots
+ * of @stride bytes.  Mapped into the process for user objects.
+ */
+struct kiwi_ring {
+	void *buf;
+	struct kiwi_ring_ctl *ctl;	/* == buf */
+	u32 size;			/* slots; power of two */
+	u32 stride;			/* bytes per slot */
+	struct rdma_user_mmap_entry *mentry;	/* user rings only */
+};
+
+static inline void *kiwi_ring_slot(const struct kiwi_ring *r, u32 idx)
+{
+	return r->buf + KIWI_RING_CTL_SIZE +
+	       (size_t)(idx & (r->size - 1)) * r->stride;
+}
+
 struct kiwi_pd {
 	struct ib_pd ibpd;
 };
@@ -81,7 +99,8 @@ struct kiwi_mem {
 	struct rcu_head rcu;
 	u32 stag;			/* index << 8 | key */
 	bool valid;			/* STag usable (not invalidated) */
-	bool frmr;			/* fast-register region */
+	bool frmr;			/* fast-register region, of ibmr: */
+	struct ib_mr *ibmr;
 	u32 max_pages;			/* FRMR page list capacity */
 	struct ib_pd *pd;
 	int access;			/* IB_ACCESS_* */
@@ -114,13 +133,19 @@ struct kiwi_cqe {
 	u8 pad;
 };
 
+/*
+ * A CQ of a kernel consumer is a private ring of kiwi_cqe; a user CQ is a
+ * mapped ring of struct kiwi_ucqe that the provider polls directly.
+ */
 struct kiwi_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;
-	struct kiwi_cqe *cqes;
+	struct kiwi_cqe *cqes;		/* kernel CQs */
+	struct kiwi_ring uring;		/* user CQs (uring.buf != NULL) */
 	u32 size;			/* slots; power of two */
-	u32 head;			/* next to poll */
-	u32 count;			/* valid entries */
+	u32 head;			/* kernel CQs: next to poll */
+	u32 count;			/* kernel CQs: valid entries */
+	u32 tail;			/* user CQs: entries produced */
 	u8 armed;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP */
 	bool overflow;
 };
@@ -141,22 +166,20 @@ struct kiwi_rqe {
 struct kiwi_srq {
 	struct ib_srq ibsrq;
 	spinlock_t lock;
-	struct kiwi_rqe *rqes;
-	u32 size;			/* slots; power of two */
+	struct kiwi_ring ring;		/* of struct kiwi_urqe */
 	u32 max_wr;			/* as requested/reported */
 	u32 max_sge;
-	u32 head;			/* next to consume */
-	u32 count;			/* posted, not consumed */
+	u32 head;			/* consumed (free-running) */
 	u32 limit;			/* srq_limit; 0 = disarmed */
 };
 
-/* iWARP verbs QP states (RDMAC verbs 6.2). */
+/* iWARP verbs QP states (RDMAC verbs 6.2), as mirrored to user space. */
 enum kiwi_qp_state {
-	KIWI_QP_IDLE,
-	KIWI_QP_RTS,
-	KIWI_QP_CLOSING,
-	KIWI_QP_TERMINATE,
-	KIWI_QP_ERROR,
+	KIWI_QP_IDLE = KIWI_UQP_IDLE,
+	KIWI_QP_RTS = KIWI_UQP_RTS,
+	KIWI_QP_CLOSING = KIWI_UQP_CLOSING,
+	KIWI_QP_TERMINATE = KIWI_UQP_TERMINATE,
+	KIWI_QP_ERROR = KIWI_UQP_ERROR,
 };
 
 /* Per-SQE transmit progress, owned by the send path. */
@@ -166,10 +189,25 @@ enum kiwi_sqe_state {
 	KIWI_SQE_DONE,			/* may be retired */
 };
 
-struct kiwi_sqe {
+/*
+ * What the kernel remembers per send queue slot once it has started the
+ * WQE there, until the WQE is retired.  Kept small: the WQE itself is
+ * copied into kiwi_qp.sq_cur only while it is being transmitted.
+ */
+struct kiwi_sq_slot {
 	u64 wr_id;
+	u64 sink_addr;			/* RDMA READ: local sink */
+	u32 sink_lkey;
+	u32 bytes;
+	u8 opcode;			/* enum ib_wr_opcode */
+	u8 signaled;
 	u8 state;			/* enum kiwi_sqe_state */
 	u8 status;			/* enum ib_wc_status when done */
+};
+
+/* A send WQE being transmitted: validated kernel copy of a ring slot. */
+struct kiwi_sqe {
+	u64 wr_id;
 	u32 bytes;			/* total payload length */
 	u32 sent;			/* payload bytes transmitted */
 	u32 opcode;			/* enum ib_wr_opcode */
@@ -179,8 +217,7 @@ struct kiwi_sqe {
 	u64 raddr;			/* remote tagged offset */
 	u32 ex;				/* immediate or rkey to invalidate */
 	struct kiwi_sge sge[KIWI_MAX_SGE];
-	u8 *inline_data;		/* copied at post time, or NULL */
-	struct ib_mr *reg_mr;		/* IB_WR_REG_MR target */
+	u8 *inline_data;		/* kiwi_qp.sq_inline, or NULL */
 };
 
 /* An inbound RDMA READ request awaiting its response. */
@@ -248,19 +285,24 @@ struct kiwi_qp {
 	struct kiwi_srq *srq;
 	enum ib_sig_type sq_sig_type;
 
+	/*
+	 * Send queue: WQEs [sq_head, prod) are posted and not retired; the
+	 * first sq_tx of them have been transmitted; sq_cur holds the next
+	 * one while it is being sent.  Indices are free-running.
+	 */
 	spinlock_t sq_lock;
-	struct kiwi_sqe *sq;
+	struct kiwi_ring sq_ring;	/* of struct kiwi_usqe */
+	struct kiwi_sq_slot *sq;	/* sq_size entries */
 	u32 sq_size;			/* slots; power of two */
-	u32 sq_head;			/* next to process */
-	u32 sq_count;			/* posted, not completed */
+	u32 sq_head;			/* oldest not retired */
+	u32 sq_tx;			/* WQEs from sq_head transmitted */
+	bool sq_loaded;			/* sq_cur is WQE sq_head + sq_tx */
+	struct kiwi_sqe sq_cur;
+	u8 sq_inline[KIWI_MAX_INLINE];
 
 	spinlock_t rq_lock;
-	struct kiwi_rqe *rq;
-	u32 rq_size;
-	u32 rq_head;
-	u32 rq_count;
-
-	u32 sq_tx;			/* SQEs from sq_head already handed to tx */
+	struct kiwi_ring rq_ring;	/* of struct kiwi_urqe; none with SRQ */
+	u32 rq_head;			/* consumed (free-running) */
 
 	/* Connection, once the CM has bound one (under state_lock). */
 	struct kiwi_ep *ep;
@@ -281,7 +323,6 @@ struct kiwi_qp {
 	bool term_pending;
 	u8 rtr_pending;			/* KIWI_MPA_RTR_* message to send */
 	u8 *tx_hdr;			/* scratch: FPDU header and trailer */
-	u8 *inline_buf;			/* KIWI_MAX_INLINE bytes per SQ slot */
 
 	struct ib_qp_cap cap;		/* as granted */
 	int access;			/* IB_ACCESS_REMOTE_* granted to peer */
@@ -319,6 +360,20 @@ static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct kiwi_qp, ibqp);
 }
+
+/*
+ * Send ring opcodes only kernel consumers may use (their WRs are encoded
+ * into the same ring format as user WQEs, above the user opcode range):
+ * READ with local invalidate; LOCAL_INV (inv_rkey: the STag); REG_MR
+ * (rkey: the MR's STag, inv_rkey: its new key, raddr: access flags).
+ */
+enum {
+	KIWI_KWR_FIRST = 0x80,
+	KIWI_KWR_READ_INV = KIWI_KWR_FIRST,
+	KIWI_KWR_LOCAL_INV,
+	KIWI_KWR_REG_MR,
+	KIWI_KWR_END
+};
 
 /* An RDMA READ work request, with or without local invalidation. */
 static inline bool kiwi_wr_is_read(u32 opcode)
@@ -358,7 +413,22 @@ void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
 extern struct workqueue_struct *kiwi_tx_wq;
 
+/* ring.c: queue rings and their mapping */
+int kiwi_ring_init(struct kiwi_ring *r, struct ib_udata *udata, u32 size,
+		   u32 stride);
+void kiwi_ring_destroy(struct kiwi_ring *r);
+u64 kiwi_ring_mmap_offset(const struct kiwi_ring *r);
+u64 kiwi_ring_mmap_len(const struct kiwi_ring *r);
+bool kiwi_ring_avail(const struct kiwi_ring *r, u32 cons, u32 *n);
+int kiwi_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void kiwi_mmap_free(struct rdma_user_mmap_entry *e);
+
 /* qp.c helpers for the data path */
+struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp);
+void kiwi_sq_sent(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
+		  enum ib_wc_status status);
+void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe);
+bool kiwi_qp_orq_head(struct kiwi_qp *qp, struct kiwi_sge *sink, u32 *bytes);
 void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode);
 void kiwi_qp_retire_sq(struct kiwi_qp *qp);
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
@@ -366,8 +436,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
 void kiwi_qp_read_done(struct kiwi_qp *qp);
-void kiwi_qp_read_failed(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
-			 enum ib_wc_status status);
+void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status);
 void kiwi_qp_peer_terminated(struct kiwi_qp *qp);
 
 /* mem.c: placement helpers */
@@ -378,8 +447,7 @@ int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
 			   u32 *crc, bool do_crc);
 struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr);
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
-int kiwi_mem_fast_reg(struct kiwi_qp *qp, struct ib_mr *ibmr, u32 key,
-		      int access);
+int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access);
 
 /* verbs.c: device, port, context and PD verbs */
 int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,

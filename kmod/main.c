@@ -86,6 +86,8 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.iw_get_qp = kiwi_get_qp,
 	.iw_reject = kiwi_reject,
 	.iw_rem_ref = kiwi_qp_put,
+	.mmap = kiwi_mmap,
+	.mmap_free = kiwi_mmap_free,
 	.modify_qp = kiwi_modify_qp,
 	.modify_srq = kiwi_modify_srq,
 	.poll_cq = kiwi_poll_cq,
@@ -177,11 +179,12 @@ static struct kiwi_device *kiwi_device_alloc(struct net_device *netdev)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
 	strscpy(ibdev->node_desc, KIWI_NODE_DESC, sizeof(ibdev->node_desc));
-	/* Data-path commands are not in the core's default write mask. */
+	/*
+	 * User queues are mapped rings: receives and polling never enter
+	 * the kernel, so only the send doorbell (POST_SEND without WRs)
+	 * and CQ arming are enabled of the data-path write commands.
+	 */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
-				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
-				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
-				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 
 	/* iWARP runs on the host's TCP ports: no iwpm port mapping. */

@@ -305,6 +305,7 @@ struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		kiwi_mem_destroy(mem);
 		return ERR_PTR(-ENOMEM);
 	}
+	mem->ibmr = &mr->ibmr;
 	kiwi_mem_publish(mem, false);
 	return &mr->ibmr;
 }
@@ -336,23 +337,32 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 }
 
 /*
- * IB_WR_REG_MR: give the region its iova, length, access rights and new
- * key, then make it valid.  Lookups that see the new STag see the new
- * fields (release/acquire on ->valid through kiwi_mem_check()).
+ * IB_WR_REG_MR for the FRMR named by @stag (its key is about to change,
+ * so only the index counts): give the region the iova, length and pages
+ * ib_map_mr_sg() set up, @access, and the new @key; then make it valid.
+ * Lookups that see the new STag see the new fields (release/acquire on
+ * ->valid through kiwi_mem_check()).
  */
-int kiwi_mem_fast_reg(struct kiwi_qp *qp, struct ib_mr *ibmr, u32 key,
-		      int access)
+int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access)
 {
-	struct kiwi_mem *mem = to_kmr(ibmr)->mem;
-	u64 first = ibmr->iova & PAGE_MASK;
+	struct kiwi_mem *mem;
+	struct ib_mr *ibmr;
+	int rv = -EINVAL;
 
+	rcu_read_lock();
+	mem = xa_load(&qp->kdev->mem_xa, stag >> 8);
+	if (mem && !kref_get_unless_zero(&mem->ref))
+		mem = NULL;
+	rcu_read_unlock();
+	if (!mem)
+		return rv;
+	ibmr = mem->ibmr;
 	if (!mem->frmr || mem->pd != qp->ibqp.pd || READ_ONCE(mem->valid) ||
-	    (access & ~KIWI_ACCESS_SUPPORTED) || ibmr->page_size != PAGE_SIZE)
-		return -EINVAL;
-	if (ibmr->iova + ibmr->length < ibmr->iova ||
-	    PAGE_ALIGN(ibmr->iova + ibmr->length) - first >
+	    (access & ~KIWI_ACCESS_SUPPORTED) || ibmr->page_size != PAGE_SIZE ||
+	    ibmr->iova + ibmr->length < ibmr->iova ||
+	    PAGE_ALIGN(ibmr->iova + ibmr->length) - (ibmr->iova & PAGE_MASK) >
 	    (u64)mem->npages << PAGE_SHIFT)
-		return -EINVAL;
+		goto out;
 	mem->iova = ibmr->iova;
 	mem->len = ibmr->length;
 	mem->access = access;
@@ -360,7 +370,10 @@ int kiwi_mem_fast_reg(struct kiwi_qp *qp, struct ib_mr *ibmr, u32 key,
 	ibmr->lkey = mem->stag;
 	ibmr->rkey = mem->stag;
 	smp_store_release(&mem->valid, true);
-	return 0;
+	rv = 0;
+out:
+	kiwi_mem_put(mem);
+	return rv;
 }
 
 /*

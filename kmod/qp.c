@@ -2,9 +2,13 @@
 /*
  * kiwi: queue pairs, shared receive queues and work request posting.
  *
- * Send and receive queues are rings of validated work queue entries;
- * user QPs post through the uverbs write path, so every WR arrives here
- * as a kernel copy and is checked before it is queued.
+ * Send queues, receive queues and SRQs are rings in the format of
+ * include/uapi/rdma/kiwi-abi.h (see Documentation/rings.rst).  User QPs
+ * and SRQs share them with the provider, which writes WQEs directly;
+ * kernel consumers' WRs are encoded into the same format by post_send /
+ * post_recv.  Either way a WQE is copied out of its ring slot once, when
+ * the kernel starts it, and validated on that copy: ring contents and the
+ * producer index are never trusted.
  */
 #include <linux/delay.h>
 #include <linux/log2.h>
@@ -16,14 +20,62 @@
 
 #define KIWI_QPN_MAX	((1U << 24) - 1)
 
-static void *kiwi_ring_alloc(u32 slots, size_t elem)
-{
-	return kvcalloc(slots, elem, GFP_KERNEL);
-}
+#define KIWI_USGE_SIZE	sizeof(struct kiwi_usge)
 
 static u32 kiwi_ring_slots(u32 wr)
 {
 	return roundup_pow_of_two(max(wr, 1U));
+}
+
+/*
+ * Payload bytes per send slot: room for the SGEs or the inline data,
+ * whichever is larger.  Whatever fits is granted, so a QP asking for
+ * one SGE and no inline data costs 48 bytes per slot.
+ */
+static u32 kiwi_sq_payload(u32 max_sge, u32 max_inline)
+{
+	return max_t(u32, max(max_sge, 1U) * KIWI_USGE_SIZE,
+		     ALIGN(max_inline, KIWI_USGE_SIZE));
+}
+
+static u32 kiwi_rq_stride(u32 max_sge)
+{
+	return sizeof(struct kiwi_urqe) + max(max_sge, 1U) * KIWI_USGE_SIZE;
+}
+
+/*
+ * Tell the provider the QP state: it decides ENOTCONN and doorbells from
+ * it.  Out of RTS nothing transmits, so BUSY is cleared as well; the
+ * barrier orders both before any flush that follows, which pairs with
+ * the provider's "publish prod, full barrier, read state and BUSY": a
+ * WQE the flush misses is seen to need a doorbell.
+ */
+static void kiwi_qp_publish_state(struct kiwi_qp *qp)
+{
+	struct kiwi_ring_ctl *ctl = qp->sq_ring.ctl;
+	enum kiwi_qp_state state = READ_ONCE(qp->state);
+
+	WRITE_ONCE(ctl->qp_state, state);
+	if (state != KIWI_QP_RTS)
+		WRITE_ONCE(ctl->flags, 0);
+	smp_mb();
+}
+
+static struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx)
+{
+	return &qp->sq[idx & (qp->sq_size - 1)];
+}
+
+/*
+ * WQEs posted and not retired, as the producer index claims.  A claim
+ * beyond the ring (a corrupted index) is clamped; *@sane says so.
+ */
+static u32 kiwi_sq_posted(struct kiwi_qp *qp, bool *sane)
+{
+	u32 n;
+
+	*sane = kiwi_ring_avail(&qp->sq_ring, qp->sq_head, &n);
+	return *sane ? n : qp->sq_size;
 }
 
 /* ---- reference counting (shared with the iw_cm) ---- */
@@ -70,17 +122,58 @@ static enum ib_wc_opcode kiwi_wc_opcode(u32 wr_opcode)
 	}
 }
 
-static void kiwi_sq_complete(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
+static void kiwi_sq_complete(struct kiwi_qp *qp, u64 wr_id, u8 wr_opcode,
 			     enum ib_wc_status status)
 {
 	struct kiwi_cqe cqe = {
-		.wr_id = sqe->wr_id,
+		.wr_id = wr_id,
 		.qp = &qp->ibqp,
-		.opcode = kiwi_wc_opcode(sqe->opcode),
+		.opcode = kiwi_wc_opcode(wr_opcode),
 		.status = status,
 	};
 
 	kiwi_cq_add(qp->scq, &cqe, false);
+}
+
+/*
+ * Retire the WQE at sq_head (under sq_lock).  The slot is handed back to
+ * the producer before its completion is queued, so a process that sees
+ * the completion also sees the free slot.
+ */
+static void kiwi_sq_advance(struct kiwi_qp *qp)
+{
+	qp->sq_head++;
+	smp_store_release(&qp->sq_ring.ctl->cons, qp->sq_head);
+}
+
+static const u8 kiwi_uwr_to_ib[KIWI_UWR_NUM_OPCODES] = {
+	[KIWI_UWR_SEND] = IB_WR_SEND,
+	[KIWI_UWR_SEND_INV] = IB_WR_SEND_WITH_INV,
+	[KIWI_UWR_RDMA_WRITE] = IB_WR_RDMA_WRITE,
+	[KIWI_UWR_RDMA_READ] = IB_WR_RDMA_READ,
+};
+
+static const u8 kiwi_kwr_to_ib[KIWI_KWR_END - KIWI_KWR_FIRST] = {
+	[KIWI_KWR_READ_INV - KIWI_KWR_FIRST] = IB_WR_RDMA_READ_WITH_INV,
+	[KIWI_KWR_LOCAL_INV - KIWI_KWR_FIRST] = IB_WR_LOCAL_INV,
+	[KIWI_KWR_REG_MR - KIWI_KWR_FIRST] = IB_WR_REG_MR,
+};
+
+static u8 kiwi_ib_opcode(u8 uwr_opcode)
+{
+	if (uwr_opcode < KIWI_UWR_NUM_OPCODES)
+		return kiwi_uwr_to_ib[uwr_opcode];
+	if (uwr_opcode >= KIWI_KWR_FIRST && uwr_opcode < KIWI_KWR_END)
+		return kiwi_kwr_to_ib[uwr_opcode - KIWI_KWR_FIRST];
+	return IB_WR_SEND;
+}
+
+/* Opcodes a QP may use: the kernel-only ones never come from a user ring. */
+static bool kiwi_uwr_opcode_ok(struct kiwi_qp *qp, u8 uwr_opcode)
+{
+	return uwr_opcode < KIWI_UWR_NUM_OPCODES ||
+	       (!qp->user && uwr_opcode >= KIWI_KWR_FIRST &&
+		uwr_opcode < KIWI_KWR_END);
 }
 
 static void kiwi_rq_complete(struct kiwi_qp *qp, u64 wr_id,
@@ -96,41 +189,77 @@ static void kiwi_rq_complete(struct kiwi_qp *qp, u64 wr_id,
 	kiwi_cq_add(qp->rcq, &cqe, false);
 }
 
+/* What a flush needs of a WQE the kernel never started. */
+static void kiwi_sq_unstarted(struct kiwi_qp *qp, u32 idx,
+			      struct kiwi_sq_slot *e)
+{
+	struct kiwi_usqe w;
+
+	memcpy(&w, kiwi_ring_slot(&qp->sq_ring, idx), sizeof(w));
+	memset(e, 0, sizeof(*e));
+	e->wr_id = w.wr_id;
+	e->opcode = kiwi_ib_opcode(w.opcode);
+	e->state = KIWI_SQE_QUEUED;
+}
+
 /*
  * Complete every outstanding send WR: those already finished with their
- * own status, the rest with IB_WC_WR_FLUSH_ERR.  Only called when the
- * transmit path is stopped (or was never started).
+ * own status, the rest with IB_WC_WR_FLUSH_ERR.  WQEs never started are
+ * read from the ring (only their wr_id and opcode).  Only called when
+ * the transmit path is stopped (or was never started).
  */
 static void kiwi_qp_flush_sq(struct kiwi_qp *qp)
 {
+	u32 started, posted, i;
 	unsigned long flags;
+	bool sane;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	while (qp->sq_count) {
-		struct kiwi_sqe *sqe = &qp->sq[qp->sq_head];
+	started = qp->sq_tx + qp->sq_loaded;
+	posted = max(kiwi_sq_posted(qp, &sane), started);
+	for (i = 0; i < posted; i++) {
+		struct kiwi_sq_slot e = *kiwi_sq_slot(qp, qp->sq_head);
 
-		kiwi_sq_complete(qp, sqe, sqe->state == KIWI_SQE_DONE ?
-				 sqe->status : IB_WC_WR_FLUSH_ERR);
-		qp->sq_head = (qp->sq_head + 1) & (qp->sq_size - 1);
-		qp->sq_count--;
+		if (i >= started)
+			kiwi_sq_unstarted(qp, qp->sq_head, &e);
+		kiwi_sq_advance(qp);
+		if (e.state != KIWI_SQE_DONE)
+			kiwi_sq_complete(qp, e.wr_id, e.opcode,
+					 IB_WC_WR_FLUSH_ERR);
+		else if (e.signaled || e.status != IB_WC_SUCCESS)
+			kiwi_sq_complete(qp, e.wr_id, e.opcode, e.status);
 	}
 	qp->sq_tx = 0;
+	qp->sq_loaded = false;
 	qp->orq_count = 0;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/* The wr_id of the receive WQE at @idx, from whatever the ring holds. */
+static u64 kiwi_rq_wr_id(const struct kiwi_ring *r, u32 idx)
+{
+	u64 wr_id;
+
+	memcpy(&wr_id, kiwi_ring_slot(r, idx), sizeof(wr_id));
+	return wr_id;
 }
 
 static void kiwi_qp_flush_rq(struct kiwi_qp *qp)
 {
 	unsigned long flags;
+	u32 n;
 
 	if (qp->srq)
 		return;
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	while (qp->rq_count) {
-		kiwi_rq_complete(qp, qp->rq[qp->rq_head].wr_id,
-				 IB_WC_WR_FLUSH_ERR);
-		qp->rq_head = (qp->rq_head + 1) & (qp->rq_size - 1);
-		qp->rq_count--;
+	if (!kiwi_ring_avail(&qp->rq_ring, qp->rq_head, &n))
+		n = qp->rq_ring.size;
+	while (n--) {
+		u64 wr_id = kiwi_rq_wr_id(&qp->rq_ring, qp->rq_head);
+
+		qp->rq_head++;
+		smp_store_release(&qp->rq_ring.ctl->cons, qp->rq_head);
+		kiwi_rq_complete(qp, wr_id, IB_WC_WR_FLUSH_ERR);
 	}
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 }
@@ -153,111 +282,386 @@ void kiwi_qp_retire_sq(struct kiwi_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	while (qp->sq_count && qp->sq_tx) {
-		struct kiwi_sqe *sqe = &qp->sq[qp->sq_head];
+	while (qp->sq_tx) {
+		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head);
 
-		if (sqe->state != KIWI_SQE_DONE)
+		if (slot->state != KIWI_SQE_DONE)
 			break;
-		if ((sqe->flags & IB_SEND_SIGNALED) ||
-		    sqe->status != IB_WC_SUCCESS)
-			kiwi_sq_complete(qp, sqe, sqe->status);
-		qp->sq_head = (qp->sq_head + 1) & (qp->sq_size - 1);
-		qp->sq_count--;
+		kiwi_sq_advance(qp);
 		qp->sq_tx--;
+		if (slot->signaled || slot->status != IB_WC_SUCCESS)
+			kiwi_sq_complete(qp, slot->wr_id, slot->opcode,
+					 slot->status);
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
-/* The last response to our oldest outstanding READ has been placed. */
-void kiwi_qp_read_done(struct kiwi_qp *qp)
+/* Under sq_lock: the oldest READ awaiting its response, or NULL. */
+static struct kiwi_sq_slot *kiwi_sq_oldest_read(struct kiwi_qp *qp)
 {
-	unsigned long flags;
 	u32 i;
 
-	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (i = 0; i < qp->sq_tx; i++) {
-		struct kiwi_sqe *sqe =
-			&qp->sq[(qp->sq_head + i) & (qp->sq_size - 1)];
+		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
 
-		if (sqe->state == KIWI_SQE_WAIT_RESP) {
-			sqe->state = KIWI_SQE_DONE;
-			sqe->status = IB_WC_SUCCESS;
-			/*
-			 * READ with local invalidate invalidates its sink
-			 * STag, before the consumer hears.  (rdma_rw fills
-			 * ex.invalidate_rkey before it bumps the MR's key, so
-			 * the sink SGE is the one reliable name for it.)
-			 */
-			if (sqe->opcode == IB_WR_RDMA_READ_WITH_INV &&
-			    kiwi_mem_invalidate(qp, sqe->sge[0].lkey))
-				sqe->status = IB_WC_LOC_PROT_ERR;
-			qp->orq_count--;
-			break;
-		}
+		if (slot->state == KIWI_SQE_WAIT_RESP)
+			return slot;
+	}
+	return NULL;
+}
+
+/* The sink of our oldest outstanding READ, for its response. */
+bool kiwi_qp_orq_head(struct kiwi_qp *qp, struct kiwi_sge *sink, u32 *bytes)
+{
+	struct kiwi_sq_slot *slot;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = kiwi_sq_oldest_read(qp);
+	if (slot) {
+		sink->addr = slot->sink_addr;
+		sink->lkey = slot->sink_lkey;
+		sink->len = slot->bytes;
+		*bytes = slot->bytes;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	kiwi_qp_retire_sq(qp);
-	kiwi_tx_kick(qp);	/* an ORD credit or a fence may be free now */
+	return slot;
 }
 
 /*
- * The READ @sqe (the oldest outstanding) failed locally, e.g. its sink
- * is not writable: it completes with @status when the QP is flushed.
+ * The oldest outstanding READ is over: its last response was placed
+ * (@status IB_WC_SUCCESS), or it failed locally, e.g. its sink is not
+ * writable.  A READ with local invalidate invalidates its sink STag
+ * before the consumer hears.  (rdma_rw fills ex.invalidate_rkey before
+ * it bumps the MR's key, so the sink SGE is the reliable name for it.)
  */
-void kiwi_qp_read_failed(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
-			 enum ib_wc_status status)
+static void kiwi_qp_read_end(struct kiwi_qp *qp, enum ib_wc_status status)
 {
+	struct kiwi_sq_slot *slot;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	if (sqe->state == KIWI_SQE_WAIT_RESP) {
-		sqe->state = KIWI_SQE_DONE;
-		sqe->status = status;
+	slot = kiwi_sq_oldest_read(qp);
+	if (slot) {
+		slot->state = KIWI_SQE_DONE;
+		slot->status = status;
+		if (!status && slot->opcode == IB_WR_RDMA_READ_WITH_INV &&
+		    kiwi_mem_invalidate(qp, slot->sink_lkey))
+			slot->status = IB_WC_LOC_PROT_ERR;
 		qp->orq_count--;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
-/* Take the next receive WQE (from the SRQ if the QP has one). */
-bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
+void kiwi_qp_read_done(struct kiwi_qp *qp)
+{
+	kiwi_qp_read_end(qp, IB_WC_SUCCESS);
+	kiwi_qp_retire_sq(qp);
+	kiwi_tx_kick(qp);	/* an ORD credit or a fence may be free now */
+}
+
+/* Completes with @status when the QP is flushed, which follows. */
+void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status)
+{
+	kiwi_qp_read_end(qp, status);
+}
+
+/* ---- send WQEs: from the ring into the transmit path ---- */
+
+static u32 kiwi_ib_send_flags(u8 uflags)
+{
+	return (uflags & KIWI_UWR_F_SIGNALED ? IB_SEND_SIGNALED : 0) |
+	       (uflags & KIWI_UWR_F_SOLICITED ? IB_SEND_SOLICITED : 0) |
+	       (uflags & KIWI_UWR_F_FENCE ? IB_SEND_FENCE : 0) |
+	       (uflags & KIWI_UWR_F_INLINE ? IB_SEND_INLINE : 0);
+}
+
+static int kiwi_sqe_sges(struct kiwi_qp *qp, const void *payload, u32 num,
+			 struct kiwi_sqe *sqe)
+{
+	struct kiwi_usge usge[KIWI_MAX_SGE];
+	u32 i;
+
+	if (num > qp->cap.max_send_sge ||
+	    (kiwi_wr_is_read(sqe->opcode) && num > KIWI_MAX_SGE_RD))
+		return -EINVAL;
+	memcpy(usge, payload, num * sizeof(usge[0]));
+	for (i = 0; i < num; i++) {
+		if (sqe->bytes + usge[i].length < sqe->bytes)
+			return -EINVAL;
+		sqe->sge[i].addr = usge[i].addr;
+		sqe->sge[i].len = usge[i].length;
+		sqe->sge[i].lkey = usge[i].lkey;
+		sqe->bytes += usge[i].length;
+	}
+	sqe->num_sge = num;
+	return 0;
+}
+
+/*
+ * Copy send WQE @idx out of the ring into @sqe and validate the copy.
+ * The slot state is filled first, so even a malformed WQE completes
+ * (in error) under its own wr_id.
+ */
+static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
+			 struct kiwi_sq_slot *slot)
+{
+	const u8 *w = kiwi_ring_slot(&qp->sq_ring, idx);
+	struct kiwi_usqe h;
+	int rv;
+
+	memcpy(&h, w, sizeof(h));
+	memset(slot, 0, sizeof(*slot));
+	slot->wr_id = h.wr_id;
+	slot->opcode = kiwi_ib_opcode(h.opcode);
+	slot->signaled = (h.flags & KIWI_UWR_F_SIGNALED) ||
+			 qp->sq_sig_type == IB_SIGNAL_ALL_WR;
+	slot->state = KIWI_SQE_QUEUED;
+	if (!kiwi_uwr_opcode_ok(qp, h.opcode) || (h.flags & ~KIWI_UWR_F_ALL))
+		return -EINVAL;
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->wr_id = h.wr_id;
+	sqe->opcode = slot->opcode;
+	sqe->flags = kiwi_ib_send_flags(h.flags) |
+		     (slot->signaled ? IB_SEND_SIGNALED : 0);
+	sqe->rkey = h.rkey;
+	sqe->raddr = h.raddr;
+	sqe->ex = h.inv_rkey;
+	if (h.flags & KIWI_UWR_F_INLINE) {
+		if (kiwi_wr_is_read(sqe->opcode) || h.num_sge ||
+		    h.length > qp->cap.max_inline_data)
+			return -EINVAL;
+		memcpy(qp->sq_inline, w + sizeof(h), h.length);
+		sqe->inline_data = qp->sq_inline;
+		sqe->bytes = h.length;
+	} else {
+		rv = kiwi_sqe_sges(qp, w + sizeof(h), h.num_sge, sqe);
+		if (rv)
+			return rv;
+	}
+	slot->bytes = sqe->bytes;
+	if (kiwi_wr_is_read(sqe->opcode)) {
+		slot->sink_addr = sqe->sge[0].addr;
+		slot->sink_lkey = sqe->sge[0].lkey;
+	}
+	return 0;
+}
+
+/*
+ * Under sq_lock, with nothing left to start: a user QP's send processing
+ * goes idle.  Clear BUSY, then re-read the producer index behind a full
+ * barrier; the provider publishes prod, then (full barrier) reads BUSY,
+ * so either we see its WQE here or it sees BUSY clear and rings.
+ */
+static bool kiwi_sq_go_idle(struct kiwi_qp *qp)
+{
+	struct kiwi_ring_ctl *ctl = qp->sq_ring.ctl;
+	bool sane;
+
+	if (!qp->user)
+		return true;
+	WRITE_ONCE(ctl->flags, 0);
+	smp_mb();
+	if (kiwi_sq_posted(qp, &sane) <= qp->sq_tx && sane)
+		return true;
+	WRITE_ONCE(ctl->flags, KIWI_RING_F_BUSY);
+	return false;
+}
+
+/*
+ * Under sq_lock: make sq_cur the WQE after the transmitted ones.  0 if
+ * there is one, -EAGAIN if none, -EINVAL if it (or the ring) is bad.
+ */
+static int kiwi_sq_load_next(struct kiwi_qp *qp)
+{
+	u32 idx = qp->sq_head + qp->sq_tx;
+	struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, idx);
+	bool sane;
+	int rv;
+
+	if (qp->sq_loaded)
+		return 0;
+	for (;;) {
+		u32 posted = kiwi_sq_posted(qp, &sane);
+
+		if (!sane)
+			return -EINVAL;
+		if (posted > qp->sq_tx)
+			break;
+		if (kiwi_sq_go_idle(qp))
+			return -EAGAIN;
+	}
+	rv = kiwi_sqe_load(qp, idx, &qp->sq_cur, slot);
+	if (rv) {
+		/* Completes with an error once retired; the QP fails. */
+		slot->state = KIWI_SQE_DONE;
+		slot->status = IB_WC_LOC_QP_OP_ERR;
+		qp->sq_tx++;
+		return rv;
+	}
+	qp->sq_loaded = true;
+	return 0;
+}
+
+/*
+ * Next SQE to transmit, or NULL if none, blocked (ORD, fence) or bad.
+ * A bad WQE or a corrupted ring moves the QP to error.
+ */
+struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
+{
+	struct kiwi_sqe *sqe = &qp->sq_cur;
+	unsigned long flags;
+	int rv;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	rv = kiwi_sq_load_next(qp);
+	if (rv)
+		sqe = NULL;
+	else if ((sqe->flags & IB_SEND_FENCE) && qp->orq_count)
+		sqe = NULL;
+	else if (kiwi_wr_is_read(sqe->opcode) &&
+		 qp->orq_count >= max(qp->ord, 1U))
+		sqe = NULL;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (rv == -EINVAL) {
+		kiwi_qp_retire_sq(qp);
+		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
+			      KIWI_RC_CATASTROPHIC_STREAM);
+	}
+	return sqe;
+}
+
+/* sq_cur has been transmitted (or failed locally). */
+void kiwi_sq_sent(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
+		  enum ib_wc_status status)
+{
+	struct kiwi_sq_slot *slot;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = kiwi_sq_slot(qp, qp->sq_head + qp->sq_tx);
+	slot->state = KIWI_SQE_DONE;
+	slot->status = status;
+	qp->sq_tx++;
+	qp->sq_loaded = false;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	kiwi_qp_retire_sq(qp);
+}
+
+/*
+ * A READ is marked outstanding before its request leaves: the response
+ * can arrive (on another CPU) before sendmsg() even returns.  sq_cur
+ * stays intact until the transmit path asks for the next WQE.
+ */
+void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	kiwi_sq_slot(qp, qp->sq_head + qp->sq_tx)->state = KIWI_SQE_WAIT_RESP;
+	qp->sq_tx++;
+	qp->sq_loaded = false;
+	qp->orq_count++;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/* ---- receive WQEs ---- */
+
+/* Copy receive WQE @idx out of @r into @rqe and validate the copy. */
+static int kiwi_rqe_load(const struct kiwi_ring *r, u32 idx, u32 max_sge,
+			 struct kiwi_rqe *rqe)
+{
+	const u8 *w = kiwi_ring_slot(r, idx);
+	struct kiwi_usge usge[KIWI_MAX_SGE];
+	struct kiwi_urqe h;
+	u32 i;
+
+	memcpy(&h, w, sizeof(h));
+	rqe->wr_id = h.wr_id;
+	rqe->num_sge = 0;
+	if (h.num_sge > max_sge)
+		return -EINVAL;
+	memcpy(usge, w + sizeof(h), h.num_sge * sizeof(usge[0]));
+	for (i = 0; i < h.num_sge; i++) {
+		rqe->sge[i].addr = usge[i].addr;
+		rqe->sge[i].len = usge[i].length;
+		rqe->sge[i].lkey = usge[i].lkey;
+	}
+	rqe->num_sge = h.num_sge;
+	return 0;
+}
+
+static bool kiwi_qp_take_own_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
+{
+	struct kiwi_ring *r = &qp->rq_ring;
+	unsigned long flags;
+	bool ok = false;
+	u32 n;
+
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	if (kiwi_ring_avail(r, qp->rq_head, &n) && n) {
+		int rv = kiwi_rqe_load(r, qp->rq_head, qp->cap.max_recv_sge,
+				       rqe);
+
+		qp->rq_head++;
+		smp_store_release(&r->ctl->cons, qp->rq_head);
+		if (rv)		/* the caller fails the QP: no buffer */
+			kiwi_rq_complete(qp, rqe->wr_id, IB_WC_LOC_QP_OP_ERR);
+		ok = !rv;
+	}
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	return ok;
+}
+
+static void kiwi_srq_limit_event(struct kiwi_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		.element.srq = &srq->ibsrq,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+static bool kiwi_qp_take_srq_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
 {
 	struct kiwi_srq *srq = qp->srq;
-	unsigned long flags;
+	struct kiwi_ring *r = &srq->ring;
 	bool limit = false, ok = false;
+	unsigned long flags;
+	u32 n;
 
-	if (!srq) {
-		spin_lock_irqsave(&qp->rq_lock, flags);
-		if (qp->rq_count) {
-			*rqe = qp->rq[qp->rq_head];
-			qp->rq_head = (qp->rq_head + 1) & (qp->rq_size - 1);
-			qp->rq_count--;
-			ok = true;
-		}
-		spin_unlock_irqrestore(&qp->rq_lock, flags);
-		return ok;
-	}
 	spin_lock_irqsave(&srq->lock, flags);
-	if (srq->count) {
-		*rqe = srq->rqes[srq->head];
-		srq->head = (srq->head + 1) & (srq->size - 1);
-		srq->count--;
-		ok = true;
-		if (srq->limit && srq->count < srq->limit) {
+	if (kiwi_ring_avail(r, srq->head, &n) && n) {
+		int rv = kiwi_rqe_load(r, srq->head, srq->max_sge, rqe);
+
+		srq->head++;
+		smp_store_release(&r->ctl->cons, srq->head);
+		if (rv)
+			kiwi_rq_complete(qp, rqe->wr_id, IB_WC_LOC_QP_OP_ERR);
+		ok = !rv;
+		if (srq->limit && n - 1 < srq->limit) {
 			srq->limit = 0;	/* one event per arming */
 			limit = true;
 		}
 	}
 	spin_unlock_irqrestore(&srq->lock, flags);
-	if (limit && srq->ibsrq.event_handler) {
-		struct ib_event ev = {
-			.device = srq->ibsrq.device,
-			.event = IB_EVENT_SRQ_LIMIT_REACHED,
-			.element.srq = &srq->ibsrq,
-		};
-
-		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
-	}
+	if (limit)
+		kiwi_srq_limit_event(srq);
 	return ok;
+}
+
+/*
+ * Take the next receive WQE (from the SRQ if the QP has one).  False if
+ * there is none or it is malformed (then it has completed in error).
+ */
+bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
+{
+	return qp->srq ? kiwi_qp_take_srq_rqe(qp, rqe) :
+			 kiwi_qp_take_own_rqe(qp, rqe);
 }
 
 static void kiwi_qp_fatal_event(struct kiwi_qp *qp)
@@ -281,6 +685,7 @@ static bool kiwi_qp_kill(struct kiwi_qp *qp)
 	    KIWI_QP_CLOSING)
 		return false;
 	WRITE_ONCE(qp->ib_state, IB_QPS_ERR);
+	kiwi_qp_publish_state(qp);
 	kiwi_qp_flush_rq(qp);
 	return true;
 }
@@ -329,12 +734,11 @@ void kiwi_qp_peer_terminated(struct kiwi_qp *qp)
 		return;
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (i = 0; i < qp->sq_tx; i++) {
-		struct kiwi_sqe *sqe =
-			&qp->sq[(qp->sq_head + i) & (qp->sq_size - 1)];
+		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
 
-		if (sqe->state != KIWI_SQE_DONE) {
-			sqe->state = KIWI_SQE_DONE;
-			sqe->status = status;
+		if (slot->state != KIWI_SQE_DONE) {
+			slot->state = KIWI_SQE_DONE;
+			slot->status = status;
 			break;
 		}
 	}
@@ -365,8 +769,10 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	WRITE_ONCE(qp->ep, ep);
 	qp->ib_state = IB_QPS_RTS;
 	WRITE_ONCE(qp->state, KIWI_QP_RTS);
-	if (rtr || qp->sq_count)
-		kiwi_tx_kick(qp);
+	kiwi_qp_publish_state(qp);
+	/* WQEs posted before the connection are sent now. */
+	WRITE_ONCE(qp->sq_ring.ctl->flags, KIWI_RING_F_BUSY);
+	kiwi_tx_kick(qp);
 out:
 	mutex_unlock(&qp->state_lock);
 	return rv;
@@ -388,6 +794,7 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 	if (qp->state != KIWI_QP_ERROR) {
 		qp->state = KIWI_QP_ERROR;
 		qp->ib_state = IB_QPS_ERR;
+		kiwi_qp_publish_state(qp);
 	}
 	mutex_unlock(&qp->state_lock);
 	if (!sock)
@@ -436,28 +843,66 @@ static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
 	struct kiwi_uresp_create_qp resp = {
 		.qp_id = qp->ibqp.qp_num,
 		.num_sqe = qp->sq_size,
-		.num_rqe = qp->srq ? 0 : qp->rq_size,
+		.sq_stride = qp->sq_ring.stride,
+		.sq_mmap_offset = kiwi_ring_mmap_offset(&qp->sq_ring),
+		.sq_mmap_len = kiwi_ring_mmap_len(&qp->sq_ring),
 	};
 
-	if (!udata->outlen)
-		return 0;
+	if (!qp->srq) {
+		resp.num_rqe = qp->rq_ring.size;
+		resp.rq_stride = qp->rq_ring.stride;
+		resp.rq_mmap_offset = kiwi_ring_mmap_offset(&qp->rq_ring);
+		resp.rq_mmap_len = kiwi_ring_mmap_len(&qp->rq_ring);
+	}
+	/* Without the ring offsets a user QP is unusable. */
 	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
 
+/*
+ * Allocate the rings (mapped for user QPs) and grant what the slot
+ * sizes really hold; the caller sees the grant in attr->cap.
+ */
 static int kiwi_qp_alloc_queues(struct kiwi_qp *qp,
-				struct ib_qp_init_attr *attr)
+				struct ib_qp_init_attr *attr,
+				struct ib_udata *udata)
 {
-	qp->sq_size = kiwi_ring_slots(attr->cap.max_send_wr);
-	qp->sq = kiwi_ring_alloc(qp->sq_size, sizeof(*qp->sq));
+	struct ib_qp_cap *cap = &attr->cap;
+	u32 payload = kiwi_sq_payload(cap->max_send_sge, cap->max_inline_data);
+	int rv;
+
+	qp->sq_size = kiwi_ring_slots(cap->max_send_wr);
+	rv = kiwi_ring_init(&qp->sq_ring, udata, qp->sq_size,
+			    sizeof(struct kiwi_usqe) + payload);
+	if (rv)
+		return rv;
+	qp->sq = kvcalloc(qp->sq_size, sizeof(*qp->sq), GFP_KERNEL);
 	if (!qp->sq)
 		return -ENOMEM;
+	cap->max_send_wr = qp->sq_size;
+	cap->max_send_sge = min_t(u32, payload / KIWI_USGE_SIZE, KIWI_MAX_SGE);
+	cap->max_inline_data = min_t(u32, payload, KIWI_MAX_INLINE);
 	if (qp->srq)
 		return 0;
-	qp->rq_size = kiwi_ring_slots(attr->cap.max_recv_wr);
-	qp->rq = kiwi_ring_alloc(qp->rq_size, sizeof(*qp->rq));
-	return qp->rq ? 0 : -ENOMEM;
+	cap->max_recv_sge = max(cap->max_recv_sge, 1U);
+	rv = kiwi_ring_init(&qp->rq_ring, udata,
+			    kiwi_ring_slots(cap->max_recv_wr),
+			    kiwi_rq_stride(cap->max_recv_sge));
+	if (rv)
+		return rv;
+	cap->max_recv_wr = qp->rq_ring.size;
+	return 0;
+}
+
+static void kiwi_qp_free_queues(struct kiwi_qp *qp)
+{
+	if (qp->sq_ring.buf)
+		kiwi_ring_destroy(&qp->sq_ring);
+	if (qp->rq_ring.buf)
+		kiwi_ring_destroy(&qp->rq_ring);
+	kvfree(qp->sq);
+	qp->sq = NULL;
 }
 
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
@@ -490,7 +935,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->ird = KIWI_MAX_IRD;
 	qp->ord = KIWI_MAX_ORD;
 
-	rv = kiwi_qp_alloc_queues(qp, attr);
+	rv = kiwi_qp_alloc_queues(qp, attr, udata);
 	if (rv)
 		goto err;
 	rv = kiwi_tx_init(qp);
@@ -498,23 +943,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		goto err;
 	kiwi_rx_reset(qp);
 	kiwi_qp_reset_msn(qp);
-	if (attr->cap.max_inline_data) {
-		qp->inline_buf = kvcalloc(qp->sq_size, KIWI_MAX_INLINE,
-					  GFP_KERNEL);
-		if (!qp->inline_buf) {
-			rv = -ENOMEM;
-			goto err;
-		}
-	}
-
-	/* Grant what we really have; the caller sees it in attr->cap. */
-	attr->cap.max_send_wr = qp->sq_size;
-	attr->cap.max_send_sge = KIWI_MAX_SGE;
-	attr->cap.max_inline_data = KIWI_MAX_INLINE;
-	if (!qp->srq) {
-		attr->cap.max_recv_wr = qp->rq_size;
-		attr->cap.max_recv_sge = KIWI_MAX_SGE;
-	}
+	kiwi_qp_publish_state(qp);
 	qp->cap = attr->cap;
 
 	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, qp, XA_LIMIT(1, KIWI_QPN_MAX),
@@ -536,9 +965,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 
 err:
 	kiwi_tx_free(qp);
-	kvfree(qp->inline_buf);
-	kvfree(qp->sq);
-	kvfree(qp->rq);
+	kiwi_qp_free_queues(qp);
 	atomic_dec(&kdev->num_qp);
 	return rv;
 }
@@ -560,9 +987,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	cancel_work_sync(&qp->tx_work);
 	kiwi_tx_free(qp);
-	kvfree(qp->inline_buf);
-	kvfree(qp->sq);
-	kvfree(qp->rq);
+	kiwi_qp_free_queues(qp);
 	atomic_dec(&kdev->num_qp);
 	return 0;
 }
@@ -570,7 +995,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 /* ---- state machine ---- */
 
 /* Under qp->state_lock. */
-static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
+static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 {
 	enum ib_qp_state from = qp->ib_state;
 
@@ -611,6 +1036,7 @@ static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 	case IB_QPS_ERR:
 		qp->state = KIWI_QP_ERROR;
 		qp->ib_state = to;
+		kiwi_qp_publish_state(qp);
 		kiwi_qp_flush_rq(qp);
 		if (qp->sock)
 			kiwi_cm_qp_closing(qp, true);	/* SQ flushed then */
@@ -622,6 +1048,14 @@ static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 	}
 	qp->ib_state = to;
 	return 0;
+}
+
+static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
+{
+	int rv = __kiwi_qp_set_state(qp, to);
+
+	kiwi_qp_publish_state(qp);
+	return rv;
 }
 
 int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -693,144 +1127,159 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 /* ---- posting ---- */
 
-static int kiwi_copy_sges(struct kiwi_sge *dst, const struct ib_sge *src,
-			  int num, u32 max)
+/*
+ * A user QP's doorbell: uverbs POST_SEND with no WRs (user QPs post
+ * through the mapped ring).  Starts the send processing, or flushes a
+ * QP in error so that WRs posted there complete.
+ */
+static int kiwi_qp_doorbell(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			    const struct ib_send_wr **bad_wr)
 {
-	int i;
-
-	if (num < 0 || num > max)
+	if (wr) {
+		*bad_wr = wr;
 		return -EINVAL;
-	for (i = 0; i < num; i++) {
-		dst[i].addr = src[i].addr;
-		dst[i].len = src[i].length;
-		dst[i].lkey = src[i].lkey;
 	}
+	switch (READ_ONCE(qp->state)) {
+	case KIWI_QP_RTS:
+		WRITE_ONCE(qp->sq_ring.ctl->flags, KIWI_RING_F_BUSY);
+		kiwi_tx_kick(qp);
+		return 0;
+	case KIWI_QP_TERMINATE:
+	case KIWI_QP_ERROR:
+		/* With a socket, kiwi_qp_disconnected() flushes soon. */
+		if (!READ_ONCE(qp->sock)) {
+			kiwi_qp_flush_rq(qp);
+			kiwi_qp_flush_sq(qp);
+		}
+		return 0;
+	default:
+		return -ENOTCONN;
+	}
+}
+
+static u8 kiwi_uwr_flags(const struct ib_send_wr *wr)
+{
+	int f = wr->send_flags;
+
+	return (f & IB_SEND_SIGNALED ? KIWI_UWR_F_SIGNALED : 0) |
+	       (f & IB_SEND_SOLICITED ? KIWI_UWR_F_SOLICITED : 0) |
+	       (f & IB_SEND_FENCE ? KIWI_UWR_F_FENCE : 0) |
+	       (f & IB_SEND_INLINE ? KIWI_UWR_F_INLINE : 0);
+}
+
+/* Inline data of a kernel consumer's WR: its SGEs are kernel addresses. */
+static int kiwi_usqe_inline(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			    struct kiwi_usqe *h, u8 *data)
+{
+	u32 i, len = 0;
+
+	if (kiwi_wr_is_read(wr->opcode))
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		u32 n = wr->sg_list[i].length;
+
+		if (n > qp->cap.max_inline_data - len)
+			return -EINVAL;
+		memcpy(data + len, (void *)(uintptr_t)wr->sg_list[i].addr, n);
+		len += n;
+	}
+	h->length = len;
 	return 0;
 }
 
-static int kiwi_sqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
-			    struct kiwi_sqe *sqe)
+/* Encode a kernel consumer's send WR into ring slot @w. */
+static int kiwi_usqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			     u8 *w)
 {
-	int rv;
-	u32 i;
-
-	sqe->wr_id = wr->wr_id;
-	sqe->opcode = wr->opcode;
-	sqe->flags = wr->send_flags;
-	sqe->num_sge = wr->num_sge;
-	if (qp->sq_sig_type == IB_SIGNAL_ALL_WR)
-		sqe->flags |= IB_SEND_SIGNALED;
+	struct kiwi_usqe h = {
+		.wr_id = wr->wr_id,
+		.flags = kiwi_uwr_flags(wr),
+	};
+	struct kiwi_usge *sge = (void *)(w + sizeof(h));
+	int i, rv = 0;
 
 	switch (wr->opcode) {
 	case IB_WR_SEND:
+		h.opcode = KIWI_UWR_SEND;
+		break;
 	case IB_WR_SEND_WITH_INV:
-		sqe->ex = wr->ex.invalidate_rkey;
+		h.opcode = KIWI_UWR_SEND_INV;
+		h.inv_rkey = wr->ex.invalidate_rkey;
 		break;
 	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_READ_WITH_INV:
 	case IB_WR_RDMA_READ:
-		sqe->rkey = rdma_wr(wr)->rkey;
-		sqe->raddr = rdma_wr(wr)->remote_addr;
+	case IB_WR_RDMA_READ_WITH_INV:
+		h.opcode = wr->opcode == IB_WR_RDMA_WRITE ? KIWI_UWR_RDMA_WRITE :
+			   wr->opcode == IB_WR_RDMA_READ ? KIWI_UWR_RDMA_READ :
+			   KIWI_KWR_READ_INV;
+		h.rkey = rdma_wr(wr)->rkey;
+		h.raddr = rdma_wr(wr)->remote_addr;
 		break;
-	case IB_WR_REG_MR:
 	case IB_WR_LOCAL_INV:
-		/* Local operations; fast registration is for kernel QPs. */
-		if (qp->user)
-			return -EOPNOTSUPP;
-		sqe->num_sge = 0;
-		if (wr->opcode == IB_WR_LOCAL_INV) {
-			sqe->ex = wr->ex.invalidate_rkey;
-		} else {
-			sqe->reg_mr = reg_wr(wr)->mr;
-			sqe->rkey = reg_wr(wr)->key;
-			sqe->ex = reg_wr(wr)->access;
-		}
+		h.opcode = KIWI_KWR_LOCAL_INV;
+		h.inv_rkey = wr->ex.invalidate_rkey;
+		memcpy(w, &h, sizeof(h));
+		return 0;
+	case IB_WR_REG_MR:
+		/* The MR by its STag, the new key, the access rights. */
+		h.opcode = KIWI_KWR_REG_MR;
+		h.rkey = reg_wr(wr)->mr->lkey;
+		h.inv_rkey = reg_wr(wr)->key;
+		h.raddr = reg_wr(wr)->access;
+		memcpy(w, &h, sizeof(h));
 		return 0;
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (kiwi_wr_is_read(wr->opcode) && wr->num_sge > KIWI_MAX_SGE_RD)
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge ||
+	    (kiwi_wr_is_read(wr->opcode) && wr->num_sge > KIWI_MAX_SGE_RD))
 		return -EINVAL;
-	rv = kiwi_copy_sges(sqe->sge, wr->sg_list, wr->num_sge,
-			    qp->cap.max_send_sge);
-	if (rv)
-		return rv;
-	for (i = 0; i < sqe->num_sge; i++) {
-		if (sqe->bytes + sqe->sge[i].len < sqe->bytes)
-			return -EINVAL;
-		sqe->bytes += sqe->sge[i].len;
-	}
-	return 0;
-}
-
-/*
- * Inline data is copied now, from user memory for user QPs (the uverbs
- * write path hands us user pointers) or kernel memory otherwise.
- */
-static int kiwi_sqe_inline(struct kiwi_qp *qp, struct kiwi_sqe *sqe, u8 *buf)
-{
-	u32 i, off = 0;
-
-	if (!qp->inline_buf || sqe->bytes > qp->cap.max_inline_data ||
-	    kiwi_wr_is_read(sqe->opcode))
-		return -EINVAL;
-	for (i = 0; i < sqe->num_sge; i++) {
-		u64 a = sqe->sge[i].addr;
-		u32 n = sqe->sge[i].len;
-
-		if (qp->user) {
-			if (copy_from_user(buf + off, u64_to_user_ptr(a), n))
-				return -EFAULT;
-		} else {
-			memcpy(buf + off, (void *)(uintptr_t)a, n);
+	if (h.flags & KIWI_UWR_F_INLINE) {
+		rv = kiwi_usqe_inline(qp, wr, &h, w + sizeof(h));
+	} else {
+		h.num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
 		}
-		off += n;
 	}
-	sqe->num_sge = 0;
-	return 0;
+	memcpy(w, &h, sizeof(h));
+	return rv;
 }
 
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct kiwi_sqe sqe;
+	enum kiwi_qp_state state = READ_ONCE(qp->state);
+	struct kiwi_ring *r = &qp->sq_ring;
 	unsigned long flags;
+	bool kick = false;
 	int rv = 0;
 
-	enum kiwi_qp_state state = READ_ONCE(qp->state);
-	u8 ibuf[KIWI_MAX_INLINE];
-	bool kick = false;
-	u32 slot;
-
+	if (qp->user)
+		return kiwi_qp_doorbell(qp, wr, bad_wr);
 	if (state != KIWI_QP_RTS && state != KIWI_QP_ERROR &&
 	    state != KIWI_QP_TERMINATE) {
 		*bad_wr = wr;
 		return -ENOTCONN;
 	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (; wr; wr = wr->next) {
-		memset(&sqe, 0, sizeof(sqe));
-		rv = kiwi_sqe_from_wr(qp, wr, &sqe);
-		if (!rv && (wr->send_flags & IB_SEND_INLINE))
-			rv = kiwi_sqe_inline(qp, &sqe, ibuf);
-		if (rv)
-			break;
-		spin_lock_irqsave(&qp->sq_lock, flags);
-		if (qp->sq_count == qp->sq_size) {
-			spin_unlock_irqrestore(&qp->sq_lock, flags);
+		u32 prod = r->ctl->prod;
+
+		if (prod - qp->sq_head == r->size) {
 			rv = -ENOMEM;
 			break;
 		}
-		slot = (qp->sq_head + qp->sq_count) & (qp->sq_size - 1);
-		if (wr->send_flags & IB_SEND_INLINE) {
-			sqe.inline_data = qp->inline_buf + slot * KIWI_MAX_INLINE;
-			memcpy(sqe.inline_data, ibuf, sqe.bytes);
-		}
-		qp->sq[slot] = sqe;
-		qp->sq_count++;
-		spin_unlock_irqrestore(&qp->sq_lock, flags);
+		rv = kiwi_usqe_from_wr(qp, wr, kiwi_ring_slot(r, prod));
+		if (rv)
+			break;
+		smp_store_release(&r->ctl->prod, prod + 1);
 		kick = true;
 	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (kick) {
 		if (READ_ONCE(qp->state) == KIWI_QP_RTS)
 			kiwi_tx_kick(qp);
@@ -842,14 +1291,34 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return rv;
 }
 
-static int kiwi_rqe_from_wr(const struct ib_recv_wr *wr, struct kiwi_rqe *rqe,
-			    u32 max_sge)
+/* Append a kernel consumer's receive WR to @r (under its lock). */
+static int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr,
+			  u32 max_sge, const struct ib_recv_wr *wr)
 {
-	rqe->wr_id = wr->wr_id;
-	rqe->num_sge = wr->num_sge;
-	return kiwi_copy_sges(rqe->sge, wr->sg_list, wr->num_sge, max_sge);
+	u32 prod = r->ctl->prod;
+	u8 *w = kiwi_ring_slot(r, prod);
+	struct kiwi_usge *sge = (void *)(w + sizeof(struct kiwi_urqe));
+	struct kiwi_urqe h = {
+		.wr_id = wr->wr_id,
+		.num_sge = wr->num_sge,
+	};
+	int i;
+
+	if (prod - head >= max_wr)
+		return -ENOMEM;
+	if (wr->num_sge < 0 || wr->num_sge > max_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	memcpy(w, &h, sizeof(h));
+	smp_store_release(&r->ctl->prod, prod + 1);
+	return 0;
 }
 
+/* User QPs and SRQs post receives through their rings only. */
 int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
@@ -857,25 +1326,18 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int rv = 0;
 
-	if (qp->srq) {
+	if (qp->srq || qp->user) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
 	for (; wr; wr = wr->next) {
 		spin_lock_irqsave(&qp->rq_lock, flags);
-		if (READ_ONCE(qp->state) == KIWI_QP_ERROR) {
+		if (READ_ONCE(qp->state) == KIWI_QP_ERROR)
 			kiwi_rq_complete(qp, wr->wr_id, IB_WC_WR_FLUSH_ERR);
-		} else if (qp->rq_count == qp->rq_size) {
-			rv = -ENOMEM;
-		} else {
-			u32 slot = (qp->rq_head + qp->rq_count) &
-				   (qp->rq_size - 1);
-
-			rv = kiwi_rqe_from_wr(wr, &qp->rq[slot],
-					      qp->cap.max_recv_sge);
-			if (!rv)
-				qp->rq_count++;
-		}
+		else
+			rv = kiwi_urqe_post(&qp->rq_ring, qp->rq_head,
+					    qp->rq_ring.size,
+					    qp->cap.max_recv_sge, wr);
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 		if (rv)
 			break;
@@ -891,10 +1353,13 @@ static int kiwi_srq_resp(struct kiwi_srq *srq, struct ib_udata *udata)
 {
 	struct kiwi_uresp_create_srq resp = {
 		.srq_id = srq->ibsrq.res.id,
-		.num_rqe = srq->size,
+		.num_rqe = srq->ring.size,
+		.stride = srq->ring.stride,
+		.mmap_offset = kiwi_ring_mmap_offset(&srq->ring),
+		.mmap_len = kiwi_ring_mmap_len(&srq->ring),
 	};
 
-	if (!udata || !udata->outlen)
+	if (!udata)
 		return 0;
 	if (udata->outlen < sizeof(resp))
 		return -EINVAL;
@@ -918,22 +1383,20 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return -ENOMEM;
 
 	spin_lock_init(&srq->lock);
-	srq->size = kiwi_ring_slots(attr->max_wr);
-	srq->rqes = kiwi_ring_alloc(srq->size, sizeof(*srq->rqes));
-	if (!srq->rqes) {
-		rv = -ENOMEM;
-		goto err;
-	}
 	srq->max_wr = attr->max_wr;
-	srq->max_sge = attr->max_sge ? attr->max_sge : 1;
+	srq->max_sge = max(attr->max_sge, 1U);
 	srq->limit = attr->srq_limit;
-
-	rv = kiwi_srq_resp(srq, udata);
+	rv = kiwi_ring_init(&srq->ring, udata, kiwi_ring_slots(attr->max_wr),
+			    kiwi_rq_stride(srq->max_sge));
 	if (rv)
 		goto err;
+	rv = kiwi_srq_resp(srq, udata);
+	if (rv)
+		goto err_ring;
 	return 0;
+err_ring:
+	kiwi_ring_destroy(&srq->ring);
 err:
-	kvfree(srq->rqes);
 	atomic_dec(&kdev->num_srq);
 	return rv;
 }
@@ -942,7 +1405,7 @@ int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct kiwi_srq *srq = to_ksrq(ibsrq);
 
-	kvfree(srq->rqes);
+	kiwi_ring_destroy(&srq->ring);
 	atomic_dec(&to_kdev(ibsrq->device)->num_srq);
 	return 0;
 }
@@ -986,19 +1449,16 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int rv = 0;
 
+	if (srq->ring.mentry) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	spin_lock_irqsave(&srq->lock, flags);
 	for (; wr; wr = wr->next) {
-		u32 slot;
-
-		if (srq->count >= srq->max_wr) {
-			rv = -ENOMEM;
-			break;
-		}
-		slot = (srq->head + srq->count) & (srq->size - 1);
-		rv = kiwi_rqe_from_wr(wr, &srq->rqes[slot], srq->max_sge);
+		rv = kiwi_urqe_post(&srq->ring, srq->head, srq->max_wr,
+				    srq->max_sge, wr);
 		if (rv)
 			break;
-		srq->count++;
 	}
 	spin_unlock_irqrestore(&srq->lock, flags);
 	if (rv)

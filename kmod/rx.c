@@ -82,46 +82,27 @@ static int kiwi_rx_sink(struct kiwi_qp *qp, u32 stag, u64 to, u32 len,
 	return why ? kiwi_rx_tagged_fail(qp, why) : 0;
 }
 
-/* The oldest READ awaiting its response, or NULL. */
-static struct kiwi_sqe *kiwi_rx_orq_head(struct kiwi_qp *qp)
-{
-	struct kiwi_sqe *sqe;
-	unsigned long flags;
-	u32 i;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	for (i = 0; i < qp->sq_tx; i++) {
-		sqe = &qp->sq[(qp->sq_head + i) & (qp->sq_size - 1)];
-		if (sqe->state == KIWI_SQE_WAIT_RESP)
-			goto out;
-	}
-	sqe = NULL;
-out:
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	return sqe;
-}
-
 static int kiwi_rx_begin_read_resp(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
 	u32 stag = be32_to_cpu(rx->hdr.t.stag);
 	u64 to = be64_to_cpu(rx->hdr.t.to);
-	struct kiwi_sqe *sqe;
+	struct kiwi_sge sink;
+	u32 bytes;
 	int rv;
 
 	if (rx->orq_skip && !rx->data_rem && rx->last) {
 		rx->rtr_resp = true;	/* answers our zero-length RTR READ */
 		return 0;
 	}
-	sqe = kiwi_rx_orq_head(qp);
 	/* A response must answer our oldest READ, inside its sink. */
-	if (!sqe || stag != sqe->sge[0].lkey || to < sqe->sge[0].addr ||
-	    to - sqe->sge[0].addr + rx->data_rem > sqe->bytes)
+	if (!kiwi_qp_orq_head(qp, &sink, &bytes) || stag != sink.lkey ||
+	    to < sink.addr || to - sink.addr + rx->data_rem > bytes)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
 				    KIWI_RC_UNEXPECTED_OP);
 	rv = kiwi_rx_sink(qp, stag, to, rx->data_rem, IB_ACCESS_LOCAL_WRITE);
 	if (rv)	/* our own sink is bad: the READ fails, not just flushes */
-		kiwi_qp_read_failed(qp, sqe, IB_WC_LOC_PROT_ERR);
+		kiwi_qp_read_failed(qp, IB_WC_LOC_PROT_ERR);
 	return rv;
 }
 

@@ -400,53 +400,6 @@ static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
 	return ok;
 }
 
-/* Next SQE to transmit, or NULL if none or blocked (ORD, fence). */
-static struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
-{
-	struct kiwi_sqe *sqe = NULL;
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	if (qp->sq_tx < qp->sq_count) {
-		sqe = &qp->sq[(qp->sq_head + qp->sq_tx) & (qp->sq_size - 1)];
-		if ((sqe->flags & IB_SEND_FENCE) && qp->orq_count)
-			sqe = NULL;
-		else if (kiwi_wr_is_read(sqe->opcode) &&
-			 qp->orq_count >= max(qp->ord, 1U))
-			sqe = NULL;
-	}
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	return sqe;
-}
-
-static void kiwi_sq_sent(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
-			 enum ib_wc_status status)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	qp->sq_tx++;
-	sqe->state = KIWI_SQE_DONE;
-	sqe->status = status;
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	kiwi_qp_retire_sq(qp);
-}
-
-/*
- * A READ is marked outstanding before its request leaves: the response
- * can arrive (on another CPU) before sendmsg() even returns.
- */
-static void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	qp->sq_tx++;
-	sqe->state = KIWI_SQE_WAIT_RESP;
-	qp->orq_count++;
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-}
-
 static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
 		       struct kiwi_sqe *sqe)
 {
@@ -454,7 +407,7 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
 
 	switch (sqe->opcode) {
 	case IB_WR_REG_MR:
-		rv = kiwi_mem_fast_reg(qp, sqe->reg_mr, sqe->rkey, sqe->ex);
+		rv = kiwi_mem_fast_reg(qp, sqe->rkey, sqe->ex, sqe->raddr);
 		kiwi_sq_sent(qp, sqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
 		return rv;
 	case IB_WR_LOCAL_INV:

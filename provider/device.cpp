@@ -50,7 +50,9 @@ constexpr verbs_context_ops make_context_ops()
 
 	o.alloc_pd = ops::alloc_pd;
 	o.create_cq = ops::create_cq;
+	o.create_cq_ex = ops::create_cq_ex;
 	o.create_qp = ops::create_qp;
+	o.create_qp_ex = ops::create_qp_ex;
 	o.create_srq = ops::create_srq;
 	o.dealloc_pd = ops::dealloc_pd;
 	o.dereg_mr = ops::dereg_mr;

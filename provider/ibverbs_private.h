@@ -184,16 +184,41 @@ struct verbs_cq {
 KIWI_ASSERT_SIZE(verbs_cq, 288);
 KIWI_ASSERT_OFFSET(verbs_cq, cq, 0);
 
+/* verbs_qp.comp_mask: VERBS_QP_EX makes ibv_qp_to_qp_ex() return qp_ex. */
+enum {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
 struct verbs_qp {
 	union {
 		struct ibv_qp qp;
 		struct ibv_qp_ex qp_ex;
 	};
-	uint32_t comp_mask;		/* VERBS_QP_*; 0 for us */
+	uint32_t comp_mask;		/* VERBS_QP_*: 0, or VERBS_QP_EX */
 	struct verbs_xrcd *xrcd;
 };
 KIWI_ASSERT_SIZE(verbs_qp, 368);
 KIWI_ASSERT_OFFSET(verbs_qp, qp, 0);
+KIWI_ASSERT_OFFSET(verbs_qp, qp_ex, 0);
+
+/*
+ * The extended objects are public (<infiniband/verbs.h>), but kiwi fills
+ * their function tables, so their layout is part of what we depend on.
+ */
+KIWI_ASSERT_SIZE(ibv_qp_ex, 352);
+KIWI_ASSERT_OFFSET(ibv_qp_ex, wr_id, 168);
+KIWI_ASSERT_OFFSET(ibv_qp_ex, wr_flags, 176);
+KIWI_ASSERT_OFFSET(ibv_qp_ex, wr_rdma_read, 216);
+KIWI_ASSERT_OFFSET(ibv_qp_ex, wr_send, 240);
+KIWI_ASSERT_OFFSET(ibv_qp_ex, wr_set_inline_data, 288);
+KIWI_ASSERT_OFFSET(ibv_qp_ex, wr_start, 320);
+KIWI_ASSERT_OFFSET(ibv_qp_ex, wr_atomic_write, 344);
+KIWI_ASSERT_SIZE(ibv_cq_ex, 288);
+KIWI_ASSERT_OFFSET(ibv_cq_ex, status, 132);
+KIWI_ASSERT_OFFSET(ibv_cq_ex, wr_id, 136);
+KIWI_ASSERT_OFFSET(ibv_cq_ex, start_poll, 144);
+KIWI_ASSERT_OFFSET(ibv_cq_ex, read_completion_wallclock_ns, 280);
 KIWI_ASSERT_OFFSET(verbs_qp, comp_mask, 352);
 KIWI_ASSERT_OFFSET(verbs_qp, xrcd, 360);
 
@@ -373,7 +398,9 @@ KIWI_ASSERT_SIZE(verbs_context_ops, 608);
 KIWI_ASSERT_OFFSET(verbs_context_ops, alloc_pd, 40);
 KIWI_ASSERT_OFFSET(verbs_context_ops, cq_event, 96);
 KIWI_ASSERT_OFFSET(verbs_context_ops, create_cq, 120);
+KIWI_ASSERT_OFFSET(verbs_context_ops, create_cq_ex, 128);
 KIWI_ASSERT_OFFSET(verbs_context_ops, create_qp, 152);
+KIWI_ASSERT_OFFSET(verbs_context_ops, create_qp_ex, 160);
 KIWI_ASSERT_OFFSET(verbs_context_ops, create_srq, 176);
 KIWI_ASSERT_OFFSET(verbs_context_ops, dealloc_pd, 208);
 KIWI_ASSERT_OFFSET(verbs_context_ops, dereg_mr, 224);
@@ -485,8 +512,6 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
-/* Returns the number of completions, or -1 (errno is not reliable). */
-int ibv_cmd_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
@@ -497,6 +522,13 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+/* The extended create: comp_mask PD and SEND_OPS_FLAGS only (v44 allows
+ * PD | XRCD | SEND_OPS_FLAGS); same command and response as above. */
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
@@ -504,10 +536,9 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+/* With wr == NULL: kiwi's send doorbell (uverbs POST_SEND, no WRs). */
 int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
-int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		      struct ibv_recv_wr **bad_wr);
 
 int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
 		       struct ibv_srq_init_attr *attr,
@@ -520,8 +551,6 @@ int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
-int ibv_cmd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-			  struct ibv_recv_wr **bad_wr);
 
 #ifdef __cplusplus
 }

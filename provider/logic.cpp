@@ -30,15 +30,17 @@ namespace {
 // next/sg_list/num_sge; only send WRs can carry inline data.
 template <class Wr>
 int validate_chain(Wr *wr, const QueueLimits &lim, Wr **bad,
-		   auto inline_of) noexcept
+		   auto inline_of, auto check_op) noexcept
 {
 	uint32_t count = 0;
 
 	for (const Wr *i = wr; i; i = i->next) {
-		int err = ++count > lim.depth ? ENOMEM
-			: validate_sge_list(i->sg_list, i->num_sge,
-					    lim.max_sge, inline_of(*i),
-					    lim.max_inline);
+		int err = ++count > lim.depth ? ENOMEM : check_op(*i);
+
+		if (!err)
+			err = validate_sge_list(i->sg_list, i->num_sge,
+						lim.max_sge, inline_of(*i),
+						lim.max_inline);
 		if (err) {
 			*bad = wr;
 			return err;
@@ -141,16 +143,36 @@ int validate_sge_list(const ibv_sge *list, int num_sge, uint32_t max_sge,
 int validate_send_chain(ibv_send_wr *wr, const QueueLimits &lim,
 			ibv_send_wr **bad) noexcept
 {
-	return validate_chain(wr, lim, bad, [](const ibv_send_wr &w) {
-		return (w.send_flags & IBV_SEND_INLINE) != 0;
-	});
+	return validate_chain(
+		wr, lim, bad,
+		[](const ibv_send_wr &w) {
+			return (w.send_flags & IBV_SEND_INLINE) != 0;
+		},
+		[](const ibv_send_wr &w) { return validate_send_op(w); });
 }
 
 int validate_recv_chain(ibv_recv_wr *wr, const QueueLimits &lim,
 			ibv_recv_wr **bad) noexcept
 {
-	return validate_chain(wr, lim, bad,
-			      [](const ibv_recv_wr &) { return false; });
+	return validate_chain(
+		wr, lim, bad, [](const ibv_recv_wr &) { return false; },
+		[](const ibv_recv_wr &) { return 0; });
+}
+
+int validate_send_op(const ibv_send_wr &wr) noexcept
+{
+	switch (wr.opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_WRITE:
+		return 0;
+	case IBV_WR_RDMA_READ:
+		// One sink, and nothing to send inline.
+		return wr.num_sge > 1 || (wr.send_flags & IBV_SEND_INLINE) ?
+			       EINVAL : 0;
+	default:	// iWARP has no immediate data and no atomics
+		return EOPNOTSUPP;
+	}
 }
 
 } // namespace kiwi

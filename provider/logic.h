@@ -133,6 +133,9 @@ int validate_sge_list(const ibv_sge *list, int num_sge, uint32_t max_sge,
 // and would make libibverbs build an unbounded command on the stack.
 int validate_send_chain(ibv_send_wr *wr, const QueueLimits &lim,
 			ibv_send_wr **bad) noexcept;
+// The opcode rules of one send WR: SEND, SEND_WITH_INV, RDMA_WRITE and
+// RDMA_READ (one SGE, not inline) only; EOPNOTSUPP or EINVAL otherwise.
+int validate_send_op(const ibv_send_wr &wr) noexcept;
 int validate_recv_chain(ibv_recv_wr *wr, const QueueLimits &lim,
 			ibv_recv_wr **bad) noexcept;
 

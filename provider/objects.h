@@ -10,11 +10,11 @@
 // callback (take_back) -- and only once the kernel object is gone, so a
 // failed destroy leaves everything intact for a retry.
 //
-// Data path: in this version every post/poll is a uverbs system call
-// (ibv_cmd_post_send & co.).  Those calls live only in Cq::poll/arm,
-// Qp::post_send/post_recv and Srq::post_recv; mapping the rings into user
-// space later replaces just those bodies (plus the mmap in the create
-// paths), not the callbacks or the ownership plumbing.
+// Data path: the queues are rings mapped from the kernel (ring.h,
+// Documentation/rings.rst).  Posting a receive and polling a CQ are plain
+// memory operations; posting a send writes the ring and makes a system
+// call (the doorbell) only when the kernel's send processing is idle.
+// Each queue has its own lock, so the verbs are thread-safe.
 #pragma once
 
 #include <atomic>
@@ -26,8 +26,11 @@
 #include <span>
 #include <type_traits>
 
+#include <mutex>
+
 #include "ibverbs_private.h"
 #include "logic.h"
+#include "ring.h"
 
 namespace kiwi {
 
@@ -118,32 +121,70 @@ struct Cq {
 	verbs_cq vcq;
 	uint32_t cq_id;		// kernel's id, for diagnostics
 	uint32_t num_cqe;	// actual capacity
+	uint64_t wc_flags;	// ibv_create_cq_ex(): fields the user reads
+	std::mutex lock;	// poll, resize, the cq_ex poll sequence
+	Mapping map;
+	CqReader reader;
+	uint32_t ex_taken;	// cq_ex: entries consumed since start_poll
+	uint32_t ex_ready;	// cq_ex: entries known available
+	kiwi_ucqe ex_cur;	// cq_ex: the current completion
 
 	static Cq *from(ibv_cq *c) noexcept
 	{
 		return reinterpret_cast<Cq *>(c);
 	}
+	static Cq *from(ibv_cq_ex *c) noexcept
+	{
+		return reinterpret_cast<Cq *>(c);
+	}
 	ibv_cq *ibv() noexcept { return &vcq.cq; }
 
+	// Maps the ring the create/resize response describes.
+	int attach(int cmd_fd, const kiwi_uresp_create_cq &resp) noexcept;
 	int poll(std::span<ibv_wc> wc) noexcept;
 	int arm(bool solicited_only) noexcept;
 };
 KIWI_C_FIRST(Cq, vcq);
+
+// The send-side state of an ibv_wr_start() .. ibv_wr_complete() batch.
+struct WrBatch {
+	uint32_t count;		// WQEs started
+	int err;		// first error; the batch then posts nothing
+	bool open;		// a WQE is being built (count - 1)
+};
 
 struct Qp {
 	verbs_qp vqp;
 	uint32_t qp_id;
 	QueueLimits sq;		// checked before every post_send
 	QueueLimits rq;		// depth 0 when the QP uses an SRQ
+	std::mutex sq_lock;
+	std::mutex rq_lock;
+	Mapping sq_map;
+	Mapping rq_map;
+	Producer sq_prod;
+	Producer rq_prod;
+	WrBatch batch;		// extended (ibv_wr_*) posting, under sq_lock
 
 	static Qp *from(ibv_qp *q) noexcept
 	{
 		return reinterpret_cast<Qp *>(q);
 	}
+	static Qp *from(ibv_qp_ex *q) noexcept
+	{
+		return reinterpret_cast<Qp *>(q);
+	}
 	ibv_qp *ibv() noexcept { return &vqp.qp; }
 
+	int attach(int cmd_fd, const kiwi_uresp_create_qp &resp) noexcept;
+	uint32_t state() const noexcept
+	{
+		return sq_prod.ring().qp_state().load(std::memory_order_acquire);
+	}
 	int post_send(ibv_send_wr *wr, ibv_send_wr **bad) noexcept;
 	int post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept;
+	// After publishing n send WQEs (under sq_lock): ring if needed.
+	void sq_published(uint32_t n) noexcept;
 };
 KIWI_C_FIRST(Qp, vqp);
 
@@ -154,6 +195,9 @@ struct Srq {
 	// ibv_modify_srq(IBV_SRQ_MAX_WR) may grow the queue while another
 	// thread posts, hence atomic.
 	std::atomic<uint32_t> depth;
+	std::mutex lock;
+	Mapping map;
+	Producer prod;
 
 	static Srq *from(ibv_srq *s) noexcept
 	{
@@ -161,6 +205,7 @@ struct Srq {
 	}
 	ibv_srq *ibv() noexcept { return &vsrq.srq; }
 
+	int attach(int cmd_fd, const kiwi_uresp_create_srq &resp) noexcept;
 	int post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept;
 };
 KIWI_C_FIRST(Srq, vsrq);
@@ -193,6 +238,18 @@ int query_srq(ibv_srq *srq, ibv_srq_attr *attr) noexcept;
 int destroy_srq(ibv_srq *srq) noexcept;
 int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr,
 		  ibv_recv_wr **bad_wr) noexcept;
+ibv_cq_ex *create_cq_ex(ibv_context *ctx,
+			ibv_cq_init_attr_ex *attr) noexcept;
+ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr) noexcept;
 } // namespace ops
+
+// ex.cpp: the ibv_wr_* and ibv_cq_ex function tables.
+void install_qp_ex_ops(ibv_qp_ex &qpx) noexcept;
+void install_cq_ex_ops(ibv_cq_ex &cqx) noexcept;
+// Which wc_flags / send_ops_flags kiwi can honour.
+inline constexpr uint64_t kSupportedWcFlags = IBV_WC_STANDARD_FLAGS;
+inline constexpr uint64_t kSupportedSendOps =
+	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
+	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ;
 
 } // namespace kiwi

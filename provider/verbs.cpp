@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 //
-// kiwi provider: PD, MR, CQ, QP and SRQ verbs.  Control path and (for now)
-// data path both go through the uverbs commands of libibverbs.
+// kiwi provider: PD, MR, CQ, QP and SRQ verbs.  The control path goes
+// through the uverbs commands of libibverbs; the data path through the
+// mapped rings (ring.h), with a uverbs POST_SEND of no WRs as the send
+// doorbell.
 #include <algorithm>
 #include <cerrno>
 
@@ -45,11 +47,35 @@ std::nullptr_t fail(int err) noexcept
 } // namespace
 
 // ------------------------------------------------------------- data path
-// The only functions that change when the queues get mapped to user space.
+
+int Cq::attach(int cmd_fd, const kiwi_uresp_create_cq &resp) noexcept
+{
+	Mapping m;
+	Ring ring;
+
+	if (resp.cqe_size != sizeof(kiwi_ucqe))
+		return EPROTO;
+	if (int err = m.map(cmd_fd, resp.mmap_offset, resp.mmap_len))
+		return err;
+	if (int err = ring.attach(m.bytes(), resp.num_cqe, resp.cqe_size))
+		return err;
+	map = std::move(m);	// unmaps a ring replaced by resize
+	reader.attach(ring);
+	num_cqe = resp.num_cqe;
+	return 0;
+}
 
 int Cq::poll(std::span<ibv_wc> wc) noexcept
 {
-	return ibv_cmd_poll_cq(ibv(), static_cast<int>(wc.size()), wc.data());
+	std::lock_guard guard(lock);
+	uint32_t n = std::min<uint32_t>(reader.ready(),
+					static_cast<uint32_t>(wc.size()));
+
+	for (uint32_t i = 0; i < n; i++)
+		cqe_to_wc(reader.peek(i), wc[i]);
+	if (n)
+		reader.consume(n);
+	return static_cast<int>(n);
 }
 
 int Cq::arm(bool solicited_only) noexcept
@@ -57,12 +83,101 @@ int Cq::arm(bool solicited_only) noexcept
 	return ibv_cmd_req_notify_cq(ibv(), solicited_only);
 }
 
+int Qp::attach(int cmd_fd, const kiwi_uresp_create_qp &resp) noexcept
+{
+	Ring ring;
+
+	if (int err = sq_map.map(cmd_fd, resp.sq_mmap_offset, resp.sq_mmap_len))
+		return err;
+	if (int err = ring.attach(sq_map.bytes(), resp.num_sqe, resp.sq_stride))
+		return err;
+	sq_prod.attach(ring);
+	// Never trust the grant beyond what a slot really holds.
+	const uint32_t room = resp.sq_stride - sizeof(kiwi_usqe);
+	sq.depth = resp.num_sqe;
+	sq.max_sge = std::min<uint32_t>(sq.max_sge, room / sizeof(kiwi_usge));
+	sq.max_inline = std::min(sq.max_inline, room);
+	if (!resp.num_rqe)
+		return 0;
+	if (int err = rq_map.map(cmd_fd, resp.rq_mmap_offset, resp.rq_mmap_len))
+		return err;
+	if (int err = ring.attach(rq_map.bytes(), resp.num_rqe, resp.rq_stride))
+		return err;
+	rq_prod.attach(ring);
+	rq.depth = resp.num_rqe;
+	rq.max_sge = std::min<uint32_t>(
+		rq.max_sge, (resp.rq_stride - sizeof(kiwi_urqe)) / sizeof(kiwi_usge));
+	return 0;
+}
+
+void Qp::sq_published(uint32_t n) noexcept
+{
+	if (!n)
+		return;
+	sq_prod.publish(n);
+	// Pairs with the kernel's "clear BUSY, full barrier, re-read prod":
+	// either it sees our WQEs or we see BUSY clear (rings.rst).
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+	const Ring &r = sq_prod.ring();
+	if (sq_needs_doorbell(r.flags().load(std::memory_order_relaxed),
+			      r.qp_state().load(std::memory_order_relaxed))) {
+		ibv_send_wr *ignored;
+
+		// WQEs are posted either way; a failed doorbell (QP just
+		// left RTS) is followed by a flush.
+		ibv_cmd_post_send(ibv(), nullptr, &ignored);
+	}
+}
+
 int Qp::post_send(ibv_send_wr *wr, ibv_send_wr **bad) noexcept
 {
 	if (int err = validate_send_chain(wr, sq, bad))
 		return err;
-	return ibv_cmd_post_send(ibv(), wr, bad);
+
+	std::lock_guard guard(sq_lock);
+	if (!sq_postable(state())) {
+		*bad = wr;
+		return ENOTCONN;
+	}
+	const uint32_t space = sq_prod.space();
+	uint32_t n = 0;
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		if (n == space) {
+			*bad = wr;
+			err = ENOMEM;
+			break;
+		}
+		encode_send_wr(*wr, sq_prod.slot(n++));
+	}
+	sq_published(n);
+	return err;
 }
+
+namespace {
+
+// Posts a validated receive chain into a producer ring; returns the
+// count posted and sets *err / *bad if the ring filled up.
+uint32_t post_recv_chain(Producer &prod, ibv_recv_wr *wr, ibv_recv_wr **bad,
+			 int *err) noexcept
+{
+	const uint32_t space = prod.space();
+	uint32_t n = 0;
+
+	for (; wr; wr = wr->next) {
+		if (n == space) {
+			*bad = wr;
+			*err = ENOMEM;
+			break;
+		}
+		encode_recv_wr(*wr, prod.slot(n++));
+	}
+	prod.publish(n);
+	return n;
+}
+
+} // namespace
 
 int Qp::post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept
 {
@@ -72,7 +187,34 @@ int Qp::post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept
 	}
 	if (int err = validate_recv_chain(wr, rq, bad))
 		return err;
-	return ibv_cmd_post_recv(ibv(), wr, bad);
+
+	int err = 0;
+	std::lock_guard guard(rq_lock);
+	if (post_recv_chain(rq_prod, wr, bad, &err)) {
+		// A failing QP flushes receives only when told (rings.rst).
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+		if (rq_needs_doorbell(sq_prod.ring().qp_state().load(
+			    std::memory_order_relaxed))) {
+			ibv_send_wr *ignored;
+
+			ibv_cmd_post_send(ibv(), nullptr, &ignored);
+		}
+	}
+	return err;
+}
+
+int Srq::attach(int cmd_fd, const kiwi_uresp_create_srq &resp) noexcept
+{
+	Ring ring;
+
+	if (int err = map.map(cmd_fd, resp.mmap_offset, resp.mmap_len))
+		return err;
+	if (int err = ring.attach(map.bytes(), resp.num_rqe, resp.stride))
+		return err;
+	prod.attach(ring);
+	max_sge = std::min<uint32_t>(
+		max_sge, (resp.stride - sizeof(kiwi_urqe)) / sizeof(kiwi_usge));
+	return 0;
 }
 
 int Srq::post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept
@@ -81,7 +223,11 @@ int Srq::post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept
 
 	if (int err = validate_recv_chain(wr, lim, bad))
 		return err;
-	return ibv_cmd_post_srq_recv(ibv(), wr, bad);
+
+	int err = 0;
+	std::lock_guard guard(lock);
+	post_recv_chain(prod, wr, bad, &err);
+	return err;
 }
 
 namespace ops {
@@ -158,8 +304,50 @@ ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 			return fail(err);
 		const kiwi_uresp_create_cq drv = resp.drv();
 		cq->cq_id = drv.cq_id;
-		cq->num_cqe = drv.num_cqe;
+		if (int err = cq->attach(ctx->cmd_fd, drv)) {
+			ibv_cmd_destroy_cq(cq->ibv());
+			return fail(err);
+		}
 		return hand_over(std::move(cq))->ibv();
+	});
+}
+
+ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr) noexcept
+{
+	if (attr->comp_mask & ~uint32_t(IBV_CQ_INIT_ATTR_MASK_FLAGS))
+		return fail(EOPNOTSUPP);	// parent domains
+	if (attr->wc_flags & ~kSupportedWcFlags)
+		return fail(EOPNOTSUPP);	// timestamps, VLAN, tags
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~uint32_t(IBV_CREATE_CQ_ATTR_SINGLE_THREADED)))
+		return fail(EOPNOTSUPP);
+	if (int err = validate_create_cq(static_cast<int>(attr->cqe),
+					 static_cast<int>(attr->comp_vector),
+					 ctx->num_comp_vectors))
+		return fail(err);
+
+	return guarded_create([&]() -> ibv_cq_ex * {
+		auto cq = std::make_unique<Cq>();
+		struct ibv_create_cq cmd {};
+		CqResp resp{};
+
+		// The legacy command suffices: ibv_cq_ex begins with ibv_cq,
+		// and libibverbs initialises the common part afterwards.
+		if (int err = ibv_cmd_create_cq(ctx, static_cast<int>(attr->cqe),
+						attr->channel,
+						static_cast<int>(attr->comp_vector),
+						cq->ibv(), &cmd, sizeof(cmd),
+						resp.core(), resp.size))
+			return fail(err);
+		const kiwi_uresp_create_cq drv = resp.drv();
+		cq->cq_id = drv.cq_id;
+		cq->wc_flags = attr->wc_flags;
+		if (int err = cq->attach(ctx->cmd_fd, drv)) {
+			ibv_cmd_destroy_cq(cq->ibv());
+			return fail(err);
+		}
+		install_cq_ex_ops(cq->vcq.cq_ex);
+		return &hand_over(std::move(cq))->vcq.cq_ex;
 	});
 }
 
@@ -170,12 +358,7 @@ int poll_cq(ibv_cq *ibcq, int num_entries, ibv_wc *wc) noexcept
 		return -1;
 	}
 	Cq *cq = Cq::from(ibcq);
-	// More than the capacity can never be returned; bounding the request
-	// also bounds the response buffer libibverbs allocates per call.
-	uint32_t cap = std::max(cq->num_cqe, static_cast<uint32_t>(ibcq->cqe));
-	auto n = std::min(static_cast<uint32_t>(num_entries), cap);
-
-	return cq->poll({wc, n});
+	return cq->poll({wc, static_cast<std::size_t>(num_entries)});
 }
 
 int req_notify_cq(ibv_cq *cq, int solicited_only) noexcept
@@ -190,13 +373,15 @@ int resize_cq(ibv_cq *ibcq, int cqe) noexcept
 
 	struct ibv_resize_cq cmd {};
 	ResizeResp resp{};
+	Cq *cq = Cq::from(ibcq);
 
-	// libibverbs updates ibcq->cqe from the core response.
+	// The kernel moves unpolled completions to a new ring; nobody may
+	// poll the old one meanwhile.  libibverbs updates ibcq->cqe.
+	std::lock_guard guard(cq->lock);
 	if (int err = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd),
 					resp.core(), resp.size))
 		return err;
-	Cq::from(ibcq)->num_cqe = resp.drv().num_cqe;
-	return 0;
+	return cq->attach(ibcq->context->cmd_fd, resp.drv());
 }
 
 int destroy_cq(ibv_cq *cq) noexcept
@@ -208,6 +393,25 @@ int destroy_cq(ibv_cq *cq) noexcept
 }
 
 // -------------------------------------------------------------------- QP
+
+namespace {
+
+// After the kernel created the QP: limits and rings.  On failure the
+// kernel QP is destroyed again.
+int finish_qp(Qp &qp, const ibv_qp_cap &cap, bool has_srq,
+	      const kiwi_uresp_create_qp &drv) noexcept
+{
+	qp.qp_id = drv.qp_id;
+	qp.sq = {drv.num_sqe, cap.max_send_sge, cap.max_inline_data};
+	qp.rq = {has_srq ? 0 : drv.num_rqe, cap.max_recv_sge, 0};
+	if (int err = qp.attach(qp.ibv()->context->cmd_fd, drv)) {
+		ibv_cmd_destroy_qp(qp.ibv());
+		return err;
+	}
+	return 0;
+}
+
+} // namespace
 
 ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept
 {
@@ -226,14 +430,50 @@ ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr) noexcept
 		if (int err = ibv_cmd_create_qp(pd, qp->ibv(), attr, &cmd,
 						sizeof(cmd), resp.core(), resp.size))
 			return fail(err);
+		if (int err = finish_qp(*qp, attr->cap, attr->srq, resp.drv()))
+			return fail(err);
+		return hand_over(std::move(qp))->ibv();
+	});
+}
 
-		const ibv_qp_cap &cap = attr->cap;
-		const kiwi_uresp_create_qp drv = resp.drv();
-		qp->qp_id = drv.qp_id;
-		qp->sq = {std::max(cap.max_send_wr, drv.num_sqe),
-			  cap.max_send_sge, cap.max_inline_data};
-		qp->rq = {attr->srq ? 0 : std::max(cap.max_recv_wr, drv.num_rqe),
-			  cap.max_recv_sge, 0};
+ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr) noexcept
+{
+	Context *ctx = Context::from(ibctx);
+	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+
+	if (attr->comp_mask & ~known)
+		return fail(EOPNOTSUPP);	// XRC, RSS, TSO, create flags
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return fail(EINVAL);
+	const bool ex = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	// iWARP (RDMAP v1) has no immediate data and no atomics.
+	if (ex && (attr->send_ops_flags & ~kSupportedSendOps))
+		return fail(EOPNOTSUPP);
+	ibv_qp_init_attr legacy{};
+	legacy.send_cq = attr->send_cq;
+	legacy.recv_cq = attr->recv_cq;
+	legacy.srq = attr->srq;
+	legacy.cap = attr->cap;
+	legacy.qp_type = attr->qp_type;
+	if (int err = validate_create_qp(&legacy, ctx->max_inline))
+		return fail(err);
+
+	return guarded_create([&]() -> ibv_qp * {
+		auto qp = std::make_unique<Qp>();
+		struct ibv_create_qp cmd {};
+		QpResp resp{};
+
+		if (int err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd,
+						   sizeof(cmd), resp.core(),
+						   resp.size))
+			return fail(err);
+		if (int err = finish_qp(*qp, attr->cap, attr->srq, resp.drv()))
+			return fail(err);
+		if (ex) {
+			qp->vqp.comp_mask |= VERBS_QP_EX;
+			install_qp_ex_ops(qp->vqp.qp_ex);
+		}
 		return hand_over(std::move(qp))->ibv();
 	});
 }
@@ -295,8 +535,12 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr) noexcept
 
 		const kiwi_uresp_create_srq drv = resp.drv();
 		srq->srq_id = drv.srq_id;
-		srq->max_sge = attr->attr.max_sge;
-		srq->depth = std::max(attr->attr.max_wr, drv.num_rqe);
+		srq->max_sge = std::max(attr->attr.max_sge, 1U);
+		srq->depth = drv.num_rqe;
+		if (int err = srq->attach(pd->context->cmd_fd, drv)) {
+			ibv_cmd_destroy_srq(srq->ibv());
+			return fail(err);
+		}
 		return hand_over(std::move(srq))->ibv();
 	});
 }

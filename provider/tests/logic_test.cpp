@@ -147,11 +147,13 @@ TEST(Matching, UnterminatedNameIsBounded)
 
 TEST(Abi, SupportedVersions)
 {
-	EXPECT_EQ(kMinAbi, 1u);
-	EXPECT_EQ(kMaxAbi, 1u);
+	// ABI 2 (mapped rings) is not compatible with 1 (all uverbs).
+	EXPECT_EQ(kMinAbi, 2u);
+	EXPECT_EQ(kMaxAbi, 2u);
 	EXPECT_FALSE(abi_supported(0));
-	EXPECT_TRUE(abi_supported(1));
-	EXPECT_FALSE(abi_supported(2));
+	EXPECT_FALSE(abi_supported(1));
+	EXPECT_TRUE(abi_supported(2));
+	EXPECT_FALSE(abi_supported(3));
 }
 
 TEST(Abi, ContextResponse)
@@ -174,8 +176,10 @@ TEST(Abi, DriverResponseSitsRightAfterCore)
 				   sizeof(kiwi_uresp_create_qp));
 	// Emulate the kernel: core response, then the driver part.
 	auto *bytes = reinterpret_cast<unsigned char *>(resp.core());
-	const kiwi_uresp_create_qp sent{.qp_id = 7, .num_sqe = 64,
-					.num_rqe = 32, .reserved = 0};
+	kiwi_uresp_create_qp sent{};
+	sent.qp_id = 7;
+	sent.num_sqe = 64;
+	sent.num_rqe = 32;
 	resp.core()->qpn = 0x1234;
 	memcpy(bytes + sizeof(ib_uverbs_create_qp_resp), &sent, sizeof(sent));
 

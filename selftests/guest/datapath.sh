@@ -10,6 +10,8 @@
 # on the other; real rdma-core tools move data between them:
 #   - rping -V (payload verified on every iteration) at several sizes,
 #   - perftest bandwidth and latency tools over rdma_cm (-R),
+#   - the mapped rings with extended verbs (ibv_wr_*, cq_ex) and a send
+#     WQE garbled in the mapped ring (build/selftests/ring_conn),
 #   - error paths: a connection to a port nobody listens on is refused,
 #   - pyverbs tests.test_rdmacm on kiwi2, a device on a dummy netdev in the
 #     root namespace (the suite runs both ends on one address).
@@ -40,6 +42,30 @@ refused_test() {
 	else
 		ok "connect to a closed port is refused"
 	fi
+}
+
+# ring_conn: ibv_wr_* / cq_ex on a connected pair, then a WQE garbled in
+# the mapped send ring must fail cleanly (no kernel warning: the guest
+# harness checks dmesg).
+ring_conn_test() {
+	local bin=$GUEST_DIR/../../build/selftests/ring_conn rc src spid
+	if [ ! -x "$bin" ]; then
+		notok "ring_conn: $bin not built"
+		return
+	fi
+	B timeout 120 "$bin" -s $SRV 7175 >"$TMPD/srv" 2>&1 &
+	spid=$!
+	wait_port $SRV 7175
+	A timeout 100 "$bin" -c $SRV 7175 >"$TMPD/cli" 2>&1
+	rc=$?
+	wait $spid
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
+		ok "ring_conn: ibv_wr_* + cq_ex, garbled WQE -> LOC_QP_OP_ERR"
+	else
+		notok "ring_conn (client $rc, server $src)"
+	fi
+	diag "$TMPD/cli" "$TMPD/srv"
 }
 
 # The pyverbs rdmacm tests that cannot apply to iWARP, with the reason.
@@ -92,6 +118,7 @@ done
 for t in ib_write_lat ib_read_lat ib_send_lat; do
 	perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $t -s 8
 done
+ring_conn_test
 refused_test
 pyverbs_rdmacm
 tap_end

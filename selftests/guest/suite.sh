@@ -574,7 +574,7 @@ fi
 
 if want verbs; then
 	phase verbs
-	for t in device pd_mr cq qp srq; do
+	for t in device pd_mr cq qp srq ring; do
 		echo "# ---- verbs_$t ($((SECONDS - START)) s)"
 		embed verbs_$t run_verbs verbs_$t
 	done

@@ -3,21 +3,27 @@
  * kiwi: software iWARP RNIC -- user/kernel ABI.
  *
  * This header is shared verbatim by the kernel module (kmod/) and the
- * libibverbs provider (provider/).  Every structure here crosses the
- * uverbs boundary as the driver-specific part of a command or response,
- * so layouts are fixed-size, naturally aligned and padded explicitly.
+ * libibverbs provider (provider/).  Every structure here either crosses
+ * the uverbs boundary as the driver-specific part of a response, or lives
+ * in memory mapped into both the kernel and the process (the queue
+ * rings).  Layouts are fixed-size, naturally aligned and padded
+ * explicitly; all integers are in host byte order.
  *
  * Versioning: KIWI_ABI_VERSION is reported by the kernel as the uverbs
  * ABI version of every kiwi device (sysfs abi_version).  The provider
  * refuses devices whose version it does not know.  Any incompatible
  * change to this file bumps the version.
+ *
+ * The ring protocol is described in Documentation/rings.rst; the short
+ * form is in the comments below.
  */
 #ifndef KIWI_ABI_USER_H
 #define KIWI_ABI_USER_H
 
 #include <linux/types.h>
 
-#define KIWI_ABI_VERSION	1
+/* 1: uverbs commands for every post and poll.  2: mapped rings. */
+#define KIWI_ABI_VERSION	2
 
 /*
  * Device names created with "rdma link add NAME type kiwi" should start
@@ -34,6 +40,151 @@
 #define KIWI_MAX_SGE		8	/* send and receive SGEs per WR */
 #define KIWI_MAX_INLINE		256	/* bytes of inline send data */
 
+/* ------------------------------------------------------------------ */
+/* Mapped rings                                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every user send queue, receive queue, shared receive queue and
+ * completion queue is one mapping: a struct kiwi_ring_ctl, then the
+ * slots, each `stride` bytes, starting at KIWI_RING_CTL_SIZE.  The
+ * number of slots is a power of two.  The create response gives the
+ * mmap offset and length; the provider maps that range of the uverbs
+ * command fd with PROT_READ | PROT_WRITE and MAP_SHARED.
+ *
+ * Indices are free-running 32-bit counters: slot = index & (slots - 1);
+ * the number of entries in a ring is prod - cons (mod 2^32), at most the
+ * number of slots.
+ *
+ *   ring           producer (writes prod, slots)  consumer (writes cons)
+ *   SQ, RQ, SRQ    provider                       kernel
+ *   CQ             kernel                         provider
+ *
+ * Ordering: the producer writes a slot, then stores prod with release
+ * semantics; the consumer loads prod with acquire semantics, then reads
+ * the slot (copying it), then stores cons with release semantics; the
+ * producer loads cons with acquire semantics before reusing a slot.
+ *
+ * The kernel never trusts anything the process can write: it keeps its
+ * own copy of every index it owns, reads prod (SQ, RQ, SRQ) or cons (CQ)
+ * only to learn how far the other side claims to be, and treats a claim
+ * of more than `slots` entries as a corrupted ring (the queue's QP goes
+ * to error; a CQ overflows).  Each WQE is copied out of the ring once
+ * and validated before use.
+ */
+#define KIWI_RING_CTL_SIZE	256
+
+struct kiwi_ring_ctl {
+	/* Cache line 0: written by the producer only. */
+	__u32 prod;		/* entries ever produced */
+	__u32 rsvd_prod[15];
+	/* Cache line 1: written by the consumer only. */
+	__u32 cons;		/* entries ever consumed */
+	__u32 rsvd_cons[15];
+	/* Cache line 2: written by the kernel only (status for the user). */
+	__u32 flags;		/* KIWI_RING_F_* */
+	__u32 qp_state;		/* SQ only: enum kiwi_uqp_state */
+	__u32 rsvd_kern[14];
+	/* Cache line 3: unused. */
+	__u32 rsvd[16];
+};
+
+/* kiwi_ring_ctl.flags */
+enum {
+	/*
+	 * SQ: the kernel's send processing is running and will see any WQE
+	 * published before it stops; no doorbell needed.  The kernel clears
+	 * it, then (full barrier) re-reads prod before going idle.  The
+	 * provider stores prod, then (full barrier) reads this flag; if it
+	 * is clear, it rings the doorbell: a uverbs POST_SEND with no WRs.
+	 */
+	KIWI_RING_F_BUSY = 1 << 0,
+	/* CQ: a completion was lost because the ring was full (CQ error). */
+	KIWI_RING_F_OVERFLOW = 1 << 1,
+};
+
+/* kiwi_ring_ctl.qp_state of an SQ: the iWARP (RDMAC verbs) QP state. */
+enum kiwi_uqp_state {
+	KIWI_UQP_IDLE = 0,	/* not connected: posting fails (ENOTCONN) */
+	KIWI_UQP_RTS = 1,	/* connected */
+	KIWI_UQP_CLOSING = 2,	/* graceful close: posting fails */
+	KIWI_UQP_TERMINATE = 3,	/* failing: posted WRs complete in error */
+	KIWI_UQP_ERROR = 4,	/* posted WRs are flushed after a doorbell */
+};
+
+/* A scatter/gather element inside a WQE. */
+struct kiwi_usge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* Send WQE opcodes (kiwi_usqe.opcode). */
+enum kiwi_uwr_opcode {
+	KIWI_UWR_SEND = 0,
+	KIWI_UWR_SEND_INV = 1,
+	KIWI_UWR_RDMA_WRITE = 2,
+	KIWI_UWR_RDMA_READ = 3,	/* exactly one (sink) SGE, no inline */
+	KIWI_UWR_NUM_OPCODES
+};
+
+/* kiwi_usqe.flags */
+enum {
+	KIWI_UWR_F_SIGNALED = 1 << 0,
+	KIWI_UWR_F_SOLICITED = 1 << 1,
+	KIWI_UWR_F_FENCE = 1 << 2,
+	KIWI_UWR_F_INLINE = 1 << 3,	/* payload is `length` data bytes */
+	KIWI_UWR_F_ALL = (1 << 4) - 1
+};
+
+/*
+ * Send queue slot: this header, then the payload, up to the QP's
+ * sq_stride: num_sge struct kiwi_usge, or with KIWI_UWR_F_INLINE
+ * `length` bytes of data (num_sge then 0).
+ */
+struct kiwi_usqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;		/* enum kiwi_uwr_opcode */
+	__u8 flags;		/* KIWI_UWR_F_* */
+	__u8 num_sge;
+	__u8 rsvd;
+	__u32 length;		/* inline data bytes; ignored otherwise */
+	__u32 rkey;		/* RDMA WRITE/READ: remote STag */
+	__u32 inv_rkey;		/* SEND_INV: STag the peer invalidates */
+	__aligned_u64 raddr;	/* RDMA WRITE/READ: remote tagged offset */
+};
+
+/*
+ * Receive queue and SRQ slot: this header, then num_sge struct
+ * kiwi_usge, up to the queue's stride.
+ */
+struct kiwi_urqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 rsvd;
+};
+
+/* kiwi_ucqe.flags */
+enum {
+	KIWI_UCQE_F_WITH_INV = 1 << 0,	/* inv_rkey is valid */
+};
+
+/* Completion queue slot (stride sizeof(struct kiwi_ucqe)). */
+struct kiwi_ucqe {
+	__aligned_u64 wr_id;
+	__u32 qp_num;
+	__u32 byte_len;
+	__u32 inv_rkey;		/* with KIWI_UCQE_F_WITH_INV */
+	__u8 opcode;		/* enum ib_uverbs_wc_opcode */
+	__u8 status;		/* enum ib_wc_status (= enum ibv_wc_status) */
+	__u8 flags;		/* KIWI_UCQE_F_* */
+	__u8 rsvd;
+};
+
+/* ------------------------------------------------------------------ */
+/* Responses                                                           */
+/* ------------------------------------------------------------------ */
+
 /* Response to ibv_get_context(). */
 struct kiwi_uresp_alloc_ctx {
 	__u32 abi_version;	/* KIWI_ABI_VERSION of the running kernel */
@@ -45,21 +196,35 @@ struct kiwi_uresp_alloc_ctx {
 /* Response to ibv_create_cq() and ibv_resize_cq(). */
 struct kiwi_uresp_create_cq {
 	__u32 cq_id;
-	__u32 num_cqe;		/* actual capacity, >= requested */
+	__u32 num_cqe;		/* ring slots (actual capacity) */
+	__aligned_u64 mmap_offset;	/* CQ ring (a new one after resize) */
+	__aligned_u64 mmap_len;
+	__u32 cqe_size;		/* sizeof(struct kiwi_ucqe) */
+	__u32 reserved;
 };
 
 /* Response to ibv_create_qp(). */
 struct kiwi_uresp_create_qp {
 	__u32 qp_id;
-	__u32 num_sqe;		/* actual send queue depth */
-	__u32 num_rqe;		/* actual receive queue depth (0 with SRQ) */
+	__u32 num_sqe;		/* send queue slots */
+	__u32 num_rqe;		/* receive queue slots (0 with SRQ) */
+	__u32 sq_stride;	/* bytes per send queue slot */
+	__u32 rq_stride;	/* bytes per receive queue slot (0 with SRQ) */
 	__u32 reserved;
+	__aligned_u64 sq_mmap_offset;
+	__aligned_u64 sq_mmap_len;
+	__aligned_u64 rq_mmap_offset;	/* 0 with SRQ */
+	__aligned_u64 rq_mmap_len;	/* 0 with SRQ */
 };
 
 /* Response to ibv_create_srq(). */
 struct kiwi_uresp_create_srq {
 	__u32 srq_id;
-	__u32 num_rqe;
+	__u32 num_rqe;		/* ring slots */
+	__u32 stride;		/* bytes per slot */
+	__u32 reserved;
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_len;
 };
 
 #endif /* KIWI_ABI_USER_H */

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: queue rings and their mapping into user space.
+ *
+ * Every SQ, RQ, SRQ and CQ is a struct kiwi_ring: the control block of
+ * include/uapi/rdma/kiwi-abi.h followed by fixed-stride slots.  Rings of
+ * user objects come from vmalloc_user() and are mapped by the provider
+ * through an rdma_user_mmap_entry; the entry owns the memory, so a
+ * mapping that outlives the object (or a resized CQ's old ring) never
+ * points at freed pages.  Rings of kernel objects are plain kvzalloc()
+ * memory with the same layout, so both share one code path.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "kiwi.h"
+
+struct kiwi_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
+};
+
+static struct kiwi_mmap_entry *to_kentry(struct rdma_user_mmap_entry *e)
+{
+	return container_of(e, struct kiwi_mmap_entry, rdma);
+}
+
+static size_t kiwi_ring_bytes(u32 size, u32 stride)
+{
+	return KIWI_RING_CTL_SIZE + (size_t)size * stride;
+}
+
+static int kiwi_ring_init_user(struct kiwi_ring *r, struct ib_udata *udata,
+			       size_t len)
+{
+	struct kiwi_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct kiwi_ucontext, ibuc);
+	struct kiwi_mmap_entry *e;
+	int rv;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	len = PAGE_ALIGN(len);
+	e->buf = vmalloc_user(len);
+	if (!e->buf) {
+		kfree(e);
+		return -ENOMEM;
+	}
+	rv = rdma_user_mmap_entry_insert(&uctx->ibuc, &e->rdma, len);
+	if (rv) {
+		vfree(e->buf);
+		kfree(e);
+		return rv;
+	}
+	r->buf = e->buf;
+	r->mentry = &e->rdma;
+	return 0;
+}
+
+/*
+ * Allocate a zeroed ring of @size slots (a power of two) of @stride
+ * bytes, mappable by the owner of @udata if there is one.
+ */
+int kiwi_ring_init(struct kiwi_ring *r, struct ib_udata *udata, u32 size,
+		   u32 stride)
+{
+	size_t len = kiwi_ring_bytes(size, stride);
+	int rv = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (udata)
+		rv = kiwi_ring_init_user(r, udata, len);
+	else
+		r->buf = kvzalloc(len, GFP_KERNEL);
+	if (rv)
+		return rv;
+	if (!r->buf)
+		return -ENOMEM;
+	r->ctl = r->buf;
+	r->size = size;
+	r->stride = stride;
+	return 0;
+}
+
+/*
+ * Release a ring.  A user ring's memory is freed by kiwi_mmap_free()
+ * once the process has unmapped it as well.
+ */
+void kiwi_ring_destroy(struct kiwi_ring *r)
+{
+	if (r->mentry)
+		rdma_user_mmap_entry_remove(r->mentry);
+	else
+		kvfree(r->buf);
+	memset(r, 0, sizeof(*r));
+}
+
+u64 kiwi_ring_mmap_offset(const struct kiwi_ring *r)
+{
+	return r->mentry ? rdma_user_mmap_get_offset(r->mentry) : 0;
+}
+
+u64 kiwi_ring_mmap_len(const struct kiwi_ring *r)
+{
+	return r->mentry ? r->mentry->npages << PAGE_SHIFT : 0;
+}
+
+/*
+ * How many entries the producer claims are in the ring beyond @cons
+ * (our private consumer index).  False for a claim that cannot be true,
+ * i.e. a corrupted producer index.
+ */
+bool kiwi_ring_avail(const struct kiwi_ring *r, u32 cons, u32 *n)
+{
+	*n = smp_load_acquire(&r->ctl->prod) - cons;
+	return *n <= r->size;
+}
+
+/* ib_device_ops.mmap: map a ring the process was told about. */
+int kiwi_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *e;
+	int rv;
+
+	/* A private mapping would never show the kernel's updates. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	e = rdma_user_mmap_entry_get(uctx, vma);
+	if (!e)
+		return -EINVAL;
+	rv = remap_vmalloc_range(vma, to_kentry(e)->buf, 0);
+	rdma_user_mmap_entry_put(e);
+	return rv;
+}
+
+/* ib_device_ops.mmap_free: the last user of a ring is gone. */
+void kiwi_mmap_free(struct rdma_user_mmap_entry *e)
+{
+	struct kiwi_mmap_entry *ke = to_kentry(e);
+
+	vfree(ke->buf);
+	kfree(ke);
+}
