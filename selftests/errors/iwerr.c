@@ -8,6 +8,11 @@
  *   oob_write       RDMA WRITE straddling the end of the responder's MR
  *   read_noaccess   RDMA READ of an MR registered without REMOTE_READ
  *   send_norecv     SEND while the responder has no receive posted
+ *   other_pd        RDMA WRITE to an MR of another PD of the responder
+ *   qp_noread       RDMA READ through a responder QP whose access flags
+ *                   lack REMOTE_READ (the MR allows it)
+ *   read_sink_noaccess  RDMA READ into a local MR without LOCAL_WRITE
+ *   write_bad_lkey  RDMA WRITE from a local lkey that does not exist
  *   kill_responder  the responder SIGKILLs itself mid-stream
  *   kill_requester  the requester SIGKILLs itself mid-stream
  *
@@ -24,9 +29,13 @@
  * Exit status 0 if every check passed, 1 if not, 2 on usage errors.
  * selftests/guest/errors.sh runs the pairs and checks the kernel log.
  *
- * usage: iwerr [-s] -c CASE [-a ADDR] [-p PORT] [-t SECS]
+ * usage: iwerr [-s] -c CASE [-a ADDR] [-p PORT] [-t SECS] [-r FILE]
+ *   -t SECS  time limit of each wait (default 20); the whole run is
+ *            limited to 20 times that (SIGALRM)
+ *   -r FILE  responder: write "listening" to FILE (a FIFO) once listening
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -42,13 +51,18 @@ enum tcase {
 	C_OOB_WRITE,
 	C_READ_NOACCESS,
 	C_SEND_NORECV,
+	C_OTHER_PD,
+	C_QP_NOREAD,
+	C_READ_SINK_NOACCESS,
+	C_WRITE_BAD_LKEY,
 	C_KILL_RESPONDER,
 	C_KILL_REQUESTER,
 	C_MAX
 };
 
 static const char *const case_names[C_MAX] = {
-	"bad_stag", "oob_write", "read_noaccess", "send_norecv",
+	"bad_stag", "oob_write", "read_noaccess", "send_norecv", "other_pd",
+	"qp_noread", "read_sink_noaccess", "write_bad_lkey",
 	"kill_responder", "kill_requester",
 };
 
@@ -160,14 +174,20 @@ static void check_disconnected(struct peer *p)
 	sum(p->disconnected ? "DISCONNECTED" : "no DISCONNECTED");
 }
 
-/* Receives outstanding at the error: every one flushed. */
-static void check_recvs_flushed(struct peer *p, unsigned int posted)
+/*
+ * Receives outstanding at the error: every one completed, @n_ok of them
+ * successfully (consumed before the error), the rest flushed.
+ */
+static void check_recvs(struct peer *p, unsigned int n_ok)
 {
-	check(p, p->rs.n == posted && p->rs.flush == posted,
-	      "%u outstanding receives: %u completed, %u WR_FLUSH_ERR",
-	      posted, p->rs.n, p->rs.flush);
-	if (posted)
-		sum("recv flushed %u/%u", p->rs.flush, posted);
+	unsigned int posted = p->r_posted;
+
+	check(p, p->rs.n == posted && p->rs.ok == n_ok &&
+	      p->rs.flush == posted - n_ok,
+	      "%u receives: %u completed, %u ok, %u WR_FLUSH_ERR (want %u ok, rest flushed)",
+	      posted, p->rs.n, p->rs.ok, p->rs.flush, n_ok);
+	if (posted > n_ok)
+		sum("recv flushed %u/%u", p->rs.flush, posted - n_ok);
 }
 
 static void check_flushed(struct peer *p, uint64_t wr_id, const char *what,
@@ -204,6 +224,18 @@ static void check_post_after(struct peer *p, bool read)
 
 /* ---- the protocol-error cases: requester ---- */
 
+/* Cases whose offending WR is a READ. */
+static bool bad_is_read(enum tcase tc)
+{
+	return tc == C_READ_NOACCESS || tc == C_QP_NOREAD ||
+	       tc == C_READ_SINK_NOACCESS;
+}
+
+static bool got_go(struct peer *p)
+{
+	return p->rs.n > 0;
+}
+
 static bool positive_control(struct peer *p, bool read)
 {
 	uint64_t ra = p->remote.addr;
@@ -229,7 +261,63 @@ static bool positive_control(struct peer *p, bool read)
 		     "valid READ returned the bytes just written");
 }
 
-/* The offending WR, chained with one more (a READ, or a WRITE). */
+/* An STag nobody registered: other index, other key. */
+#define FOREIGN(key)	((key) ^ 0x00ff00ff)
+
+/* The offending WR into wr/sge. */
+static void set_bad(struct peer *p, enum tcase tc, struct ibv_send_wr *wr,
+		    struct ibv_sge *sge)
+{
+	uint64_t ra = p->remote.addr;
+	uint32_t rk = p->remote.rkey, len = p->remote.len;
+	uint8_t *b = p->buf;
+
+	switch (tc) {
+	case C_BAD_STAG:
+		say(p, "WRITE to rkey 0x%x (registered: 0x%x)", FOREIGN(rk),
+		    rk);
+		set_wr(wr, sge, p, WR_BAD, IBV_WR_RDMA_WRITE, b + SRC_BAD,
+		       OP_LEN, ra + 128, FOREIGN(rk));
+		break;
+	case C_OOB_WRITE:
+		say(p, "WRITE of %u bytes at offset %u of a %u-byte region",
+		    OP_LEN, len - 16, len);
+		set_wr(wr, sge, p, WR_BAD, IBV_WR_RDMA_WRITE, b + SRC_BAD,
+		       OP_LEN, ra + len - 16, rk);
+		break;
+	case C_OTHER_PD:
+		say(p, "WRITE to rkey 0x%x (registered in another PD)",
+		    p->remote.rkey2);
+		set_wr(wr, sge, p, WR_BAD, IBV_WR_RDMA_WRITE, b + SRC_BAD,
+		       OP_LEN, p->remote.addr2 + 128, p->remote.rkey2);
+		break;
+	case C_READ_NOACCESS:
+	case C_QP_NOREAD:
+		set_wr(wr, sge, p, WR_BAD, IBV_WR_RDMA_READ, b + SINK_BAD,
+		       OP_LEN, ra + 128, rk);
+		break;
+	case C_READ_SINK_NOACCESS:
+		say(p, "READ into lkey 0x%x (access 0: no LOCAL_WRITE)",
+		    p->mr2->lkey);
+		set_wr(wr, sge, p, WR_BAD, IBV_WR_RDMA_READ, p->buf2, OP_LEN,
+		       ra + 128, rk);
+		sge->lkey = p->mr2->lkey;
+		break;
+	case C_WRITE_BAD_LKEY:
+		say(p, "WRITE from lkey 0x%x (registered: 0x%x)",
+		    FOREIGN(p->mr->lkey), p->mr->lkey);
+		set_wr(wr, sge, p, WR_BAD, IBV_WR_RDMA_WRITE, b + SRC_BAD,
+		       OP_LEN, ra + 128, rk);
+		sge->lkey = FOREIGN(p->mr->lkey);
+		break;
+	default:
+		set_wr(wr, sge, p, WR_BAD, IBV_WR_SEND, b + SRC_BAD, OP_LEN,
+		       0, 0);
+		break;
+	}
+}
+
+/* The offending WR, chained with a valid one: a WRITE after a READ. */
 static int post_bad(struct peer *p, enum tcase tc)
 {
 	struct ibv_send_wr wr[2];
@@ -241,30 +329,8 @@ static int post_bad(struct peer *p, enum tcase tc)
 	memset(b + SRC_BAD, PAT_BAD, OP_LEN);
 	memset(b + SINK_BAD, 0, OP_LEN);
 	memset(b + SINK_NEXT, 0, OP_LEN);
-	switch (tc) {
-	case C_BAD_STAG:
-		/* Other index and other key: never registered. */
-		say(p, "WRITE to rkey 0x%x (registered: 0x%x)",
-		    rk ^ 0x00ff00ff, rk);
-		set_wr(&wr[0], &sge[0], p, WR_BAD, IBV_WR_RDMA_WRITE,
-		       b + SRC_BAD, OP_LEN, ra + 128, rk ^ 0x00ff00ff);
-		break;
-	case C_OOB_WRITE:
-		say(p, "WRITE of %u bytes at offset %u of a %u-byte region",
-		    OP_LEN, p->remote.len - 16, p->remote.len);
-		set_wr(&wr[0], &sge[0], p, WR_BAD, IBV_WR_RDMA_WRITE,
-		       b + SRC_BAD, OP_LEN, ra + p->remote.len - 16, rk);
-		break;
-	case C_READ_NOACCESS:
-		set_wr(&wr[0], &sge[0], p, WR_BAD, IBV_WR_RDMA_READ,
-		       b + SINK_BAD, OP_LEN, ra + 128, rk);
-		break;
-	default:
-		set_wr(&wr[0], &sge[0], p, WR_BAD, IBV_WR_SEND, b + SRC_BAD,
-		       OP_LEN, 0, 0);
-		break;
-	}
-	if (tc == C_READ_NOACCESS)
+	set_bad(p, tc, &wr[0], &sge[0]);
+	if (bad_is_read(tc))
 		set_wr(&wr[1], &sge[1], p, WR_NEXT, IBV_WR_RDMA_WRITE,
 		       b + SRC_BAD, OP_LEN, ra + 256, rk);
 	else
@@ -274,17 +340,14 @@ static int post_bad(struct peer *p, enum tcase tc)
 	return post_send_chain(p, wr);
 }
 
-static const char *const bad_op[] = {
-	[C_BAD_STAG] = "WRITE", [C_OOB_WRITE] = "WRITE",
-	[C_READ_NOACCESS] = "READ", [C_SEND_NORECV] = "SEND",
-};
-
 /*
- * The offending WR.  A READ waits for its response, so the remote
- * protection error is its completion status.  WRITE and SEND are not
- * acknowledged on iWARP (RFC 5041 5.4: complete once the LLP has them):
- * success is expected; a remote error status derived from the
- * TERMINATE is tolerated.
+ * The offending WR.  A READ waits for its response, so a remote
+ * protection error is its completion status, and a local one (its
+ * sink) is a local protection error; so is a WRITE whose source is
+ * not registered.  WRITE and SEND are not acknowledged on iWARP
+ * (RFC 5041 5.4: complete once the LLP has them): success is expected
+ * for remote errors; a remote error status derived from the TERMINATE
+ * is tolerated.
  */
 static void check_bad_wc(struct peer *p, enum tcase tc)
 {
@@ -292,22 +355,43 @@ static void check_bad_wc(struct peer *p, enum tcase tc)
 	static const int s_ok[] = {
 		IBV_WC_SUCCESS, IBV_WC_REM_INV_REQ_ERR, IBV_WC_REM_OP_ERR,
 	};
+	static const int q_ok[] = {
+		IBV_WC_REM_ACCESS_ERR, IBV_WC_REM_INV_REQ_ERR,
+	};
 	int st = p->wc[WR_BAD];
 
-	if (tc == C_READ_NOACCESS)
+	switch (tc) {
+	case C_READ_NOACCESS:
 		check(p, st == IBV_WC_REM_ACCESS_ERR,
 		      "offending READ: %s (want REM_ACCESS_ERR)", wc_name(st));
-	else if (tc == C_SEND_NORECV)
+		break;
+	case C_QP_NOREAD:
+		check(p, in(st, q_ok, 2),
+		      "offending READ: %s (want REM_ACCESS_ERR or REM_INV_REQ_ERR)",
+		      wc_name(st));
+		break;
+	case C_READ_SINK_NOACCESS:
+	case C_WRITE_BAD_LKEY:
+		check(p, st == IBV_WC_LOC_PROT_ERR,
+		      "offending %s: %s (want LOC_PROT_ERR)",
+		      tc == C_WRITE_BAD_LKEY ? "WRITE" : "READ", wc_name(st));
+		break;
+	case C_SEND_NORECV:
 		check(p, in(st, s_ok, 3), "offending SEND: %s", wc_name(st));
-	else
+		break;
+	default:
 		check(p, in(st, w_ok, 2), "offending WRITE: %s", wc_name(st));
-	sum("%s %s", bad_op[tc], wc_name(st));
+		break;
+	}
+	sum("%s %s", tc == C_SEND_NORECV ? "SEND" :
+	    bad_is_read(tc) ? "READ" : "WRITE", wc_name(st));
 }
 
 /*
  * The WR chained after it.  A READ can never be answered now: an error
- * or flush status, and nothing placed in its sink.  A WRITE may have
- * left before the TERMINATE came back (then it completed locally).
+ * or flush status, and nothing placed in its sink (strictly a flush if
+ * the offending WR never left).  A WRITE may have left before the
+ * TERMINATE came back (then it completed locally).
  */
 static void check_next_wc(struct peer *p, enum tcase tc)
 {
@@ -317,35 +401,67 @@ static void check_next_wc(struct peer *p, enum tcase tc)
 	};
 	int st = p->wc[WR_NEXT];
 
-	if (tc == C_READ_NOACCESS) {
+	if (bad_is_read(tc)) {
 		check(p, st != -1, "WRITE chained after it: %s", wc_name(st));
-		check(p, all_bytes(p->buf + SINK_BAD, OP_LEN, 0),
+		check(p, all_bytes(p->buf + SINK_BAD, OP_LEN, 0) &&
+		      (!p->buf2 || all_bytes(p->buf2, MR_LEN, 0)),
 		      "nothing placed in the offending READ's sink");
 		sum("next WRITE %s", wc_name(st));
 		return;
 	}
-	check(p, in(st, r_ok, 4), "READ chained after it: %s", wc_name(st));
+	if (tc == C_WRITE_BAD_LKEY)
+		check(p, st == IBV_WC_WR_FLUSH_ERR,
+		      "READ chained after it: %s (never sent: want WR_FLUSH_ERR)",
+		      wc_name(st));
+	else
+		check(p, in(st, r_ok, 4), "READ chained after it: %s",
+		      wc_name(st));
 	check(p, all_bytes(p->buf + SINK_NEXT, OP_LEN, 0),
 	      "nothing placed in that READ's sink");
 	sum("next READ %s", wc_name(st));
 }
 
+static bool bad_done(struct peer *p)
+{
+	return p->wc[WR_BAD] != -1 || error_seen(p);
+}
+
+/*
+ * A READ that should have failed was answered: no error will come.
+ * Close the connection so that both sides finish their checks (which
+ * fail) quickly.
+ */
+static void no_error_coming(struct peer *p)
+{
+	check(p, false, "offending READ answered: no error to wait for");
+	p->timeout = 3;
+	rdma_disconnect(p->id);
+}
+
 static int requester_error_case(struct peer *p, enum tcase tc)
 {
+	bool go = tc == C_QP_NOREAD;
 	int rv;
 
-	if (!positive_control(p, tc != C_READ_NOACCESS))
-		return 1;
+	/* qp_noread: the responder SENDs once it has restricted its QP. */
+	if (go && !check(p, wait_until(p, got_go, p->timeout) &&
+			 p->rs.ok == 1, "responder's go-ahead SEND arrived"))
+		return -1;
+	if (!positive_control(p, !bad_is_read(tc)))
+		return -1;
 	rv = post_bad(p, tc);
 	if (rv)
 		return fail(p, "posting the offending WR: %s", strerror(rv));
+	wait_until(p, bad_done, p->timeout);
+	if (bad_is_read(tc) && p->wc[WR_BAD] == IBV_WC_SUCCESS)
+		no_error_coming(p);
 	check(p, wait_until(p, error_seen, p->timeout),
 	      "the error surfaced (async event or disconnect)");
 	wait_until(p, all_settled, p->timeout);
 	check_bad_wc(p, tc);
 	check_next_wc(p, tc);
 	check_async(p, true);
-	check_recvs_flushed(p, NRECV);
+	check_recvs(p, go);
 	check_disconnected(p);
 	check_post_after(p, true);
 	return 0;
@@ -353,28 +469,65 @@ static int requester_error_case(struct peer *p, enum tcase tc)
 
 /* ---- the protocol-error cases: responder ---- */
 
-/* Only the valid WRITE landed: the offending op and all after it not. */
-static void check_region(struct peer *p)
+/*
+ * Only the valid WRITE landed: the offending op and all after it not.
+ * (read_sink_noaccess: the requester detects the error, in the READ
+ * response; the WRITE chained after the READ is valid and may be
+ * placed before the requester's TERMINATE arrives.)
+ */
+static void check_region(struct peer *p, enum tcase tc)
 {
+	uint8_t *next = p->buf + 256;
+
+	if (tc == C_READ_SINK_NOACCESS && all_bytes(next, OP_LEN, PAT_BAD)) {
+		say(p, "the WRITE chained after the READ was placed");
+		memset(next, PAT_SRV, OP_LEN);
+	}
 	check(p, all_bytes(p->buf, OP_LEN, PAT_CLI),
 	      "the valid WRITE was placed");
 	check(p, all_bytes(p->buf + OP_LEN, MR_LEN - OP_LEN, PAT_SRV),
 	      "nothing else placed in the region");
 	check(p, all_bytes(p->buf + MR_LEN, BUF_LEN - MR_LEN, PAT_GUARD),
 	      "guard page after the region untouched");
+	if (p->buf2)
+		check(p, all_bytes(p->buf2, MR_LEN, PAT_SRV),
+		      "nothing placed in the other PD's region");
+}
+
+/* qp_noread: take REMOTE_READ off the QP, then tell the requester. */
+static int restrict_qp(struct peer *p)
+{
+	struct ibv_qp_attr a = { .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	struct ibv_qp_init_attr init;
+	int rv;
+
+	rv = ibv_modify_qp(p->qp, &a, IBV_QP_ACCESS_FLAGS);
+	if (rv)
+		return fail(p, "ibv_modify_qp(access REMOTE_WRITE): %s",
+			    strerror(rv));
+	memset(&a, 0, sizeof(a));
+	if (!ibv_query_qp(p->qp, &a, IBV_QP_ACCESS_FLAGS, &init))
+		say(p, "QP access flags now 0x%x (region: 0x%x)",
+		    a.qp_access_flags, p->mr_access);
+	rv = post_one(p, WR_OK_WRITE, IBV_WR_SEND, p->buf, 16, 0, 0);
+	if (rv || !wait_wr(p, WR_OK_WRITE) ||
+	    !check(p, p->wc[WR_OK_WRITE] == IBV_WC_SUCCESS,
+		   "go-ahead SEND: %s", wc_name(p->wc[WR_OK_WRITE])))
+		return -1;
+	return 0;
 }
 
 static int responder_error_case(struct peer *p, enum tcase tc)
 {
-	unsigned int recvs = tc == C_SEND_NORECV ? 0 : NRECV;
-
+	if (tc == C_QP_NOREAD && restrict_qp(p))
+		return -1;
 	check(p, wait_until(p, error_seen, 3 * p->timeout),
 	      "the error surfaced (async event or disconnect)");
 	wait_until(p, all_settled, p->timeout);
 	check_async(p, true);
-	check_recvs_flushed(p, recvs);
+	check_recvs(p, 0);
 	check_disconnected(p);
-	check_region(p);
+	check_region(p, tc);
 	check_post_after(p, false);
 	return 0;
 }
@@ -485,7 +638,7 @@ static int requester_kill_case(struct peer *p, enum tcase tc)
 	wait_until(p, all_settled, p->timeout);
 	check_stream_sq(p, &s);
 	check_async(p, false);
-	check_recvs_flushed(p, NRECV);
+	check_recvs(p, 0);
 	check_disconnected(p);
 	check_post_after(p, true);
 	return 0;
@@ -556,13 +709,31 @@ static void usage(void)
 	int i;
 
 	fprintf(stderr,
-		"usage: iwerr [-s] -c CASE [-a ADDR] [-p PORT] [-t SECS]\n"
-		"  -s  responder (listens on ADDR); default: requester\n"
+		"usage: iwerr [-s] -c CASE [-a ADDR] [-p PORT] [-t SECS] [-r FILE]\n"
+		"  -s       responder (listens on ADDR); default: requester\n"
+		"  -t SECS  limit of each wait (default 20)\n"
+		"  -r FILE  tell FILE (a FIFO) when listening\n"
 		"cases:");
 	for (i = 0; i < C_MAX; i++)
 		fprintf(stderr, " %s", case_names[i]);
 	fprintf(stderr, "\n");
 	exit(2);
+}
+
+static const char *ready_path;
+
+/* The shell waits for this instead of polling for the listener. */
+static void tell_ready(void)
+{
+	int fd;
+
+	if (!ready_path)
+		return;
+	fd = open(ready_path, O_WRONLY);
+	if (fd < 0 || write(fd, "listening\n", 10) != 10)
+		perror(ready_path);
+	if (fd >= 0)
+		close(fd);
 }
 
 static int run(struct peer *p, enum tcase tc, const char *addr, int port)
@@ -574,13 +745,21 @@ static int run(struct peer *p, enum tcase tc, const char *addr, int port)
 		p->mr_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 		if (tc != C_READ_NOACCESS)
 			p->mr_access |= IBV_ACCESS_REMOTE_READ;
-		if (peer_listen(p, addr, port) ||
-		    peer_accept(p, kill ? STREAM_RECV : norecv ? 0 : NRECV,
+		if (tc == C_OTHER_PD) {
+			p->mr2_access = p->mr_access;
+			p->mr2_other_pd = true;
+		}
+		if (peer_listen(p, addr, port))
+			return -1;
+		tell_ready();
+		if (peer_accept(p, kill ? STREAM_RECV : norecv ? 0 : NRECV,
 				kill ? STREAM_LEN : 256))
 			return -1;
 		return kill ? responder_kill_case(p, tc) :
 			      responder_error_case(p, tc);
 	}
+	if (tc == C_READ_SINK_NOACCESS)
+		p->mr2_access = 0;
 	if (peer_connect(p, addr, port, NRECV, 256))
 		return -1;
 	return kill ? requester_kill_case(p, tc) :
@@ -595,7 +774,7 @@ int main(int argc, char **argv)
 	int port = 7300, tc = -1, c, rv;
 	struct peer p;
 
-	while ((c = getopt(argc, argv, "sc:a:p:t:")) != -1) {
+	while ((c = getopt(argc, argv, "sc:a:p:t:r:")) != -1) {
 		switch (c) {
 		case 's':
 			server = true;
@@ -612,12 +791,16 @@ int main(int argc, char **argv)
 		case 't':
 			secs = atof(optarg);
 			break;
+		case 'r':
+			ready_path = optarg;
+			break;
 		default:
 			usage();
 		}
 	}
-	if (tc < 0 || optind != argc)
+	if (tc < 0 || optind != argc || secs <= 0)
 		usage();
+	alarm((unsigned int)(20 * secs));	/* never hang the suite */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (peer_init(&p, server, secs))
 		return 1;

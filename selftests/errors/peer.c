@@ -437,6 +437,7 @@ int peer_init(struct peer *p, bool server, double timeout)
 	p->cm_error = -1;
 	p->async_ev = -1;
 	p->state_at_async = -1;
+	p->mr2_access = -1;
 	p->ss.first_bad = -1;
 	p->rs.first_bad = -1;
 	for (i = 0; i < MAX_WRID; i++)
@@ -456,6 +457,25 @@ static void *alloc_pages(size_t len)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return m == MAP_FAILED ? NULL : m;
+}
+
+/* The optional second region: other access rights, or another PD. */
+static int setup_mr2(struct peer *p)
+{
+	struct ibv_pd *pd = p->pd;
+
+	if (p->mr2_access < 0)
+		return 0;
+	p->buf2 = alloc_pages(MR_LEN);
+	if (!p->buf2)
+		return -1;
+	memset(p->buf2, p->server ? PAT_SRV : 0, MR_LEN);
+	if (p->mr2_other_pd) {
+		p->pd2 = ibv_alloc_pd(p->ctx);
+		pd = p->pd2;
+	}
+	p->mr2 = pd ? ibv_reg_mr(pd, p->buf2, MR_LEN, p->mr2_access) : NULL;
+	return p->mr2 ? 0 : -1;
 }
 
 /* PD, CQs, QP (through rdma_cm), buffers and MRs on p->id's device. */
@@ -490,7 +510,7 @@ static int setup_verbs(struct peer *p)
 	p->mr = ibv_reg_mr(p->pd, p->buf, p->server ? MR_LEN : BUF_LEN,
 			   p->mr_access);
 	p->rmr = ibv_reg_mr(p->pd, p->rbuf, RBUF_LEN, IBV_ACCESS_LOCAL_WRITE);
-	if (!p->mr || !p->rmr)
+	if (!p->mr || !p->rmr || setup_mr2(p))
 		return fail(p, "ibv_reg_mr: %s", strerror(errno));
 	qa.send_cq = p->scq;
 	qa.recv_cq = p->rcq;
@@ -555,6 +575,10 @@ int peer_accept(struct peer *p, int recvs, int recv_len)
 	info.rkey = p->mr->rkey;
 	info.len = MR_LEN;
 	info.magic = IWERR_MAGIC;
+	if (p->mr2) {
+		info.addr2 = (uintptr_t)p->buf2;
+		info.rkey2 = p->mr2->rkey;
+	}
 	if (rdma_accept(p->id, &cp))
 		return fail(p, "rdma_accept: %s", strerror(errno));
 	if (!wait_cm(p, RDMA_CM_EVENT_ESTABLISHED, p->timeout))
@@ -601,6 +625,10 @@ void peer_destroy(struct peer *p)
 		rdma_destroy_qp(p->id);
 	if (p->mr)
 		ibv_dereg_mr(p->mr);
+	if (p->mr2)
+		ibv_dereg_mr(p->mr2);
+	if (p->pd2)
+		ibv_dealloc_pd(p->pd2);
 	if (p->rmr)
 		ibv_dereg_mr(p->rmr);
 	if (p->scq)
@@ -619,4 +647,6 @@ void peer_destroy(struct peer *p)
 		munmap(p->buf, BUF_LEN);
 	if (p->rbuf)
 		munmap(p->rbuf, RBUF_LEN);
+	if (p->buf2)
+		munmap(p->buf2, MR_LEN);
 }

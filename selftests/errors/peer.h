@@ -36,13 +36,14 @@
 
 #define IWERR_MAGIC	0x6b697769	/* "kiwi" */
 
-/* The responder's region, in the accept's private data. */
+/* The responder's region(s), in the accept's private data. */
 struct wire_info {
 	uint64_t addr;
 	uint32_t rkey;
 	uint32_t len;
+	uint64_t addr2;			/* second region (mr2), if any */
+	uint32_t rkey2;
 	uint32_t magic;
-	uint32_t pad;
 };
 
 /* Completion counts of one CQ. */
@@ -77,6 +78,11 @@ struct peer {
 	uint8_t *rbuf;			/* receive buffers */
 	struct ibv_mr *rmr;
 	int mr_access;			/* responder: access of mr */
+	uint8_t *buf2;			/* MR_LEN bytes for mr2 */
+	struct ibv_mr *mr2;		/* a second MR, if mr2_access >= 0 */
+	int mr2_access;
+	struct ibv_pd *pd2;		/* mr2's PD if mr2_other_pd */
+	bool mr2_other_pd;
 	struct wire_info remote;	/* requester: the responder's region */
 
 	/* What happened. */
