@@ -8,6 +8,7 @@
  *   oob_write       RDMA WRITE straddling the end of the responder's MR
  *   read_noaccess   RDMA READ of an MR registered without REMOTE_READ
  *   send_norecv     SEND while the responder has no receive posted
+ *   send_toolong    SEND longer than the responder's receive buffer
  *   other_pd        RDMA WRITE to an MR of another PD of the responder
  *   qp_noread       RDMA READ through a responder QP whose access flags
  *                   lack REMOTE_READ (the MR allows it)
@@ -51,6 +52,7 @@ enum tcase {
 	C_OOB_WRITE,
 	C_READ_NOACCESS,
 	C_SEND_NORECV,
+	C_SEND_TOOLONG,
 	C_OTHER_PD,
 	C_QP_NOREAD,
 	C_READ_SINK_NOACCESS,
@@ -61,7 +63,8 @@ enum tcase {
 };
 
 static const char *const case_names[C_MAX] = {
-	"bad_stag", "oob_write", "read_noaccess", "send_norecv", "other_pd",
+	"bad_stag", "oob_write", "read_noaccess", "send_norecv",
+	"send_toolong", "other_pd",
 	"qp_noread", "read_sink_noaccess", "write_bad_lkey",
 	"kill_responder", "kill_requester",
 };
@@ -72,6 +75,8 @@ static const char *const case_names[C_MAX] = {
 #define SINK_OK		1024		/* valid READ sink */
 #define SINK_BAD	2048		/* offending READ sink */
 #define SINK_NEXT	3072		/* sink of the READ chained after */
+#define SRC_LONG	4096		/* send_toolong: LONG_LEN bytes */
+#define LONG_LEN	1024		/* > the responder's 256-byte receives */
 
 /* Tracked wr_ids. */
 enum {
@@ -205,6 +210,24 @@ static void check_flushed(struct peer *p, uint64_t wr_id, const char *what,
 	sum("after-error %s %s", what, wc_name(p->wc[wr_id]));
 }
 
+/*
+ * Completions of each queue come in the order the WRs were posted.
+ * Not @strict: only reported (a known kiwi bug that a killed peer hits
+ * by chance, see send_toolong, must not make the suite flaky).
+ */
+static void check_order(struct peer *p, bool strict)
+{
+	bool ok = !p->ss.out_of_order && !p->rs.out_of_order;
+
+	if (strict || !ok)
+		check(p, ok || !strict,
+		      "completions in posting order (%u send, %u recv out of order)%s",
+		      p->ss.out_of_order, p->rs.out_of_order,
+		      strict ? "" : " [not counted]");
+	if (!ok)
+		sum("OUT OF ORDER completions");
+}
+
 /* WRs posted to a QP in error complete with IBV_WC_WR_FLUSH_ERR. */
 static void check_post_after(struct peer *p, bool read)
 {
@@ -310,6 +333,12 @@ static void set_bad(struct peer *p, enum tcase tc, struct ibv_send_wr *wr,
 		       OP_LEN, ra + 128, rk);
 		sge->lkey = FOREIGN(p->mr->lkey);
 		break;
+	case C_SEND_TOOLONG:
+		say(p, "SEND of %u bytes into %u-byte receives", LONG_LEN, 256);
+		memset(b + SRC_LONG, PAT_BAD, LONG_LEN);
+		set_wr(wr, sge, p, WR_BAD, IBV_WR_SEND, b + SRC_LONG,
+		       LONG_LEN, 0, 0);
+		break;
 	default:
 		set_wr(wr, sge, p, WR_BAD, IBV_WR_SEND, b + SRC_BAD, OP_LEN,
 		       0, 0);
@@ -377,13 +406,14 @@ static void check_bad_wc(struct peer *p, enum tcase tc)
 		      tc == C_WRITE_BAD_LKEY ? "WRITE" : "READ", wc_name(st));
 		break;
 	case C_SEND_NORECV:
+	case C_SEND_TOOLONG:
 		check(p, in(st, s_ok, 3), "offending SEND: %s", wc_name(st));
 		break;
 	default:
 		check(p, in(st, w_ok, 2), "offending WRITE: %s", wc_name(st));
 		break;
 	}
-	sum("%s %s", tc == C_SEND_NORECV ? "SEND" :
+	sum("%s %s", tc == C_SEND_NORECV || tc == C_SEND_TOOLONG ? "SEND" :
 	    bad_is_read(tc) ? "READ" : "WRITE", wc_name(st));
 }
 
@@ -464,6 +494,7 @@ static int requester_error_case(struct peer *p, enum tcase tc)
 	check_recvs(p, go);
 	check_disconnected(p);
 	check_post_after(p, true);
+	check_order(p, true);
 	return 0;
 }
 
@@ -517,6 +548,26 @@ static int restrict_qp(struct peer *p)
 	return 0;
 }
 
+/*
+ * send_toolong: the receive the SEND consumed completes with a local
+ * length error (nothing placed: RFC 5041 7.1 validates a segment before
+ * placing it), the others are flushed.
+ */
+static void check_toolong_recv(struct peer *p)
+{
+	int st = p->wc[WR_RECV];
+
+	check(p, st == IBV_WC_LOC_LEN_ERR,
+	      "receive the SEND was too long for: %s (want LOC_LEN_ERR)",
+	      wc_name(st));
+	check(p, p->rs.n == p->r_posted && p->rs.flush == p->r_posted - 1,
+	      "%u receives: %u completed, %u WR_FLUSH_ERR (want all but one)",
+	      p->r_posted, p->rs.n, p->rs.flush);
+	check(p, all_bytes(p->rbuf, 256, 0),
+	      "nothing placed in that receive's buffer");
+	sum("recv %s + %u WR_FLUSH_ERR", wc_name(st), p->rs.flush);
+}
+
 static int responder_error_case(struct peer *p, enum tcase tc)
 {
 	if (tc == C_QP_NOREAD && restrict_qp(p))
@@ -525,10 +576,14 @@ static int responder_error_case(struct peer *p, enum tcase tc)
 	      "the error surfaced (async event or disconnect)");
 	wait_until(p, all_settled, p->timeout);
 	check_async(p, true);
-	check_recvs(p, 0);
+	if (tc == C_SEND_TOOLONG)
+		check_toolong_recv(p);
+	else
+		check_recvs(p, 0);
 	check_disconnected(p);
 	check_region(p, tc);
 	check_post_after(p, false);
+	check_order(p, true);
 	return 0;
 }
 
@@ -641,6 +696,7 @@ static int requester_kill_case(struct peer *p, enum tcase tc)
 	check_recvs(p, 0);
 	check_disconnected(p);
 	check_post_after(p, true);
+	check_order(p, true);
 	return 0;
 }
 
@@ -689,6 +745,7 @@ static int responder_kill_case(struct peer *p, enum tcase tc)
 	check(p, all_bytes(p->buf + MR_LEN, BUF_LEN - MR_LEN, PAT_GUARD),
 	      "guard page after the region untouched");
 	check_post_after(p, false);
+	check_order(p, false);
 	return 0;
 }
 

@@ -239,8 +239,24 @@ void pump(struct peer *p, int ms)
 	handle_fds(p);
 }
 
-static void count_wc(struct cq_stat *s, int status)
+/* wr_ids posted in increasing order (reposted receives are not). */
+static bool ordered_wr(uint64_t wr_id)
 {
+	return wr_id < MAX_WRID || (wr_id >= WR_STREAM && wr_id < WR_SRECV);
+}
+
+/*
+ * Within each range wr_ids grow in posting order; the small ones posted
+ * after a stream (after the error) start a new sequence.
+ */
+static void count_wc(struct cq_stat *s, uint64_t wr_id, int status)
+{
+	if (ordered_wr(wr_id)) {
+		if (wr_id < s->last &&
+		    (wr_id < MAX_WRID) == (s->last < MAX_WRID))
+			s->out_of_order++;
+		s->last = wr_id;
+	}
 	s->n++;
 	if (status == IBV_WC_SUCCESS) {
 		s->ok++;
@@ -269,7 +285,7 @@ static void on_wc(struct peer *p, const struct ibv_wc *wc, bool recv)
 		    recv ? "recv" : "send", (unsigned long long)wc->wr_id,
 		    wc_name(wc->status));
 	}
-	count_wc(s, wc->status);
+	count_wc(s, wc->wr_id, wc->status);
 	if (p->hook)
 		p->hook(p, wc, recv);
 }

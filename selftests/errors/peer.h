@@ -54,6 +54,8 @@ struct cq_stat {
 	unsigned int err;		/* other errors */
 	unsigned int ok_after_err;	/* successes after a failure */
 	int first_bad;			/* status of the first failure, or -1 */
+	unsigned int out_of_order;	/* completions before earlier WRs' */
+	uint64_t last;			/* last wr_id seen (ordered ones) */
 };
 
 struct peer;

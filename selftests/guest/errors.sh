@@ -10,11 +10,16 @@
 # kwa) and kiwi1 (10.91.0.2, netns kwb).  Each case runs the iwerr test
 # peer (selftests/errors/iwerr.c) as responder in kwb and requester in
 # kwa over rdma_cm; the programs check completion statuses, async events,
-# QP state, flushing, DISCONNECTED and placement, and this script checks
-# their exit status and the kernel log: the TERMINATE kiwi logs on both
-# sides (kmod/rx.c: "terminating stream" on the side that detected the
-# error, "peer TERMINATE" on the other) with the layer/type/code RFC 5040
-# and RFC 5041 prescribe, and no kernel trouble.
+# QP state, flushing, completion order, DISCONNECTED and placement, and
+# this script checks their exit status and the kernel log: the TERMINATE
+# kiwi logs on both sides (kmod/rx.c: "terminating stream" on the side
+# that detected the error, "peer TERMINATE" on the other) with the
+# layer/type/code RFC 5040 and RFC 5041 prescribe, and no kernel trouble.
+#
+# Cases (one TAP line each): bad_stag, oob_write, read_noaccess,
+# send_norecv, send_toolong, other_pd, qp_noread, read_sink_noaccess,
+# write_bad_lkey, kill_responder, kill_requester (see iwerr.c).  A case
+# that fails because of a known kiwi bug is "not ok ... # TODO <bug>".
 #
 # Output is TAP 13 with the plan line last; exit status 0 only if all pass.
 # Environment: KIWI_SELFTEST_BIN (default build/selftests), KIWI_ERR_ONLY
@@ -219,7 +224,8 @@ exec {RFD}<>"$TMPD/ready"
 
 # Expected TERMINATEs (layer/type/code): RFC 5041 7.2 for DDP (layer
 # 1; type 1 tagged: 0x00 invalid STag, 0x01 base or bounds, 0x02 STag
-# not associated; type 2 untagged: 0x02 no buffer), RFC 5040 for RDMAP
+# not associated; type 2 untagged: 0x02 no buffer, 0x05 message too
+# long), RFC 5040 for RDMAP
 # (layer 0; type 1 remote protection: 0x02 access rights; type 0 local
 # catastrophic, any code).
 run_case bad_stag "srv 0 1 1 0x00" 0 0 \
@@ -230,6 +236,9 @@ run_case read_noaccess "srv 1 0 1 0x02" 0 0 \
 	"RDMA READ of an MR without REMOTE_READ: REM_ACCESS_ERR, TERMINATE RDMAP protection/access rights, QPs to ERR"
 run_case send_norecv "srv 3 1 2 0x02" 0 0 \
 	"SEND with no receive posted: TERMINATE DDP untagged/no buffer, both QPs to ERR, flushed, disconnected"
+run_case send_toolong "srv 3 1 2 0x05" 0 0 \
+	"SEND longer than the posted receive: TERMINATE DDP untagged/too long, that receive LOC_LEN_ERR, rest flushed" \
+	"the receive completes WR_FLUSH_ERR, after the later ones: kmod/rx.c kiwi_rx_begin_send fails the stream with the RQE held in rx->rqe, kiwi_rx_release flushes it last"
 run_case other_pd "srv 0 1 1 0x02" 0 0 \
 	"RDMA WRITE to an MR of another PD: TERMINATE DDP tagged/STag not associated, nothing placed, QPs to ERR"
 run_case qp_noread "srv 1 0 1 0x02" 0 0 \
