@@ -65,6 +65,20 @@ static int kiwi_rx_tagged_fail(struct kiwi_qp *qp, int why)
 	}
 }
 
+/*
+ * The QP's own remote access rights, checked before the region's.  With
+ * iWARP, rdma_cm leaves the active side's QP with no access flags at
+ * all (its INIT attributes are computed before an iw_cm id exists), so
+ * "none set" means "not restricted"; a consumer that set some flags gets
+ * exactly those.
+ */
+static bool kiwi_qp_allows(struct kiwi_qp *qp, int access)
+{
+	int granted = READ_ONCE(qp->access);
+
+	return !granted || (granted & access);
+}
+
 /* Look up and check a tagged sink for [to, to + len). */
 static int kiwi_rx_sink(struct kiwi_qp *qp, u32 stag, u64 to, u32 len,
 			int access)
@@ -180,6 +194,9 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	rv = kiwi_rx_check_untagged(qp, KIWI_QN_READ_REQ, 0);
 	if (rv)
 		return rv;
+	if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_READ))
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    KIWI_RC_ACCESS_RIGHTS);
 	/* The ring holds KIWI_MAX_IRD; we advertised no more than that. */
 	if (rx->data_rem || READ_ONCE(qp->irq_count) >= KIWI_MAX_IRD)
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
@@ -208,13 +225,9 @@ static int kiwi_rx_begin(struct kiwi_qp *qp)
 		return -ENOTCONN;
 	}
 	switch (rx->op) {
-	/*
-	 * Remote rights are enforced per region (STag), not per QP: with
-	 * iWARP, rdma_cm gives the active side's QP no access flags at all
-	 * (its INIT attributes come before any iw_cm id exists), so QP
-	 * flags cannot tell a deliberate "no remote access" apart.
-	 */
 	case KIWI_OP_WRITE:
+		if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+			return kiwi_rx_tagged_fail(qp, KIWI_RC_ACCESS_RIGHTS);
 		return kiwi_rx_sink(qp, be32_to_cpu(rx->hdr.t.stag),
 				    be64_to_cpu(rx->hdr.t.to), rx->data_rem,
 				    IB_ACCESS_REMOTE_WRITE);
