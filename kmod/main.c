@@ -346,22 +346,32 @@ static int __init kiwi_init(void)
 	rv = kiwi_cm_init();
 	if (rv)
 		return rv;
-	/* Per-QP send work may block in sendmsg: unbound, many workers. */
-	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
-	if (!kiwi_tx_wq) {
+	/*
+	 * Per-QP send work may block in sendmsg: unbound, many workers.
+	 * High priority, as for a NIC's queues: RDMA applications often
+	 * busy-poll their CQs and would otherwise share a CPU evenly with
+	 * the very work they are waiting for.
+	 */
+	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_UNBOUND | WQ_MEM_RECLAIM |
+				     WQ_HIGHPRI, 0);
+	kiwi_rx_wq = alloc_workqueue("kiwi_rx", WQ_UNBOUND | WQ_MEM_RECLAIM |
+				     WQ_HIGHPRI, 0);
+	if (!kiwi_tx_wq || !kiwi_rx_wq) {
 		rv = -ENOMEM;
-		goto err_cm;
+		goto err_wq;
 	}
 	rv = register_netdevice_notifier(&kiwi_netdev_nb);
 	if (rv)
-		goto err_tx;
+		goto err_wq;
 	rdma_link_register(&kiwi_link_ops);
 	pr_info("software iWARP RNIC " KIWI_DRV_VERSION " loaded\n");
 	return 0;
 
-err_tx:
-	destroy_workqueue(kiwi_tx_wq);
-err_cm:
+err_wq:
+	if (kiwi_rx_wq)
+		destroy_workqueue(kiwi_rx_wq);
+	if (kiwi_tx_wq)
+		destroy_workqueue(kiwi_tx_wq);
 	kiwi_cm_exit();
 	return rv;
 }
@@ -388,6 +398,7 @@ static void __exit kiwi_exit(void)
 		ib_unregister_device(&kdev->ibdev);
 		put_device(&kdev->ibdev.dev);
 	}
+	destroy_workqueue(kiwi_rx_wq);
 	destroy_workqueue(kiwi_tx_wq);
 	kiwi_cm_exit();
 	pr_info("unloaded\n");
