@@ -145,6 +145,25 @@ static u32 kiwi_rqe_capacity(const struct kiwi_rqe *rqe)
 	return n;
 }
 
+/* Complete the receive the current SEND is (or was) placed into. */
+static void kiwi_rx_complete(struct kiwi_qp *qp, u8 status, u8 flags,
+			     u32 inv_stag, bool solicited)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_cqe cqe = {
+		.wr_id = rx->rqe.wr_id,
+		.qp = &qp->ibqp,
+		.byte_len = status == IB_WC_WR_FLUSH_ERR ? 0 : rx->msg_len,
+		.opcode = IB_WC_RECV,
+		.status = status,
+		.flags = flags,
+		.ex = inv_stag,
+	};
+
+	rx->in_msg = false;
+	kiwi_cq_add(qp->rcq, &cqe, solicited);
+}
+
 static int kiwi_rx_begin_send(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
@@ -166,16 +185,7 @@ static int kiwi_rx_begin_send(struct kiwi_qp *qp)
 	}
 	if ((u64)rx->msg_len + rx->data_rem > kiwi_rqe_capacity(&rx->rqe)) {
 		/* This receive fails for its length, ahead of the flush. */
-		struct kiwi_cqe cqe = {
-			.wr_id = rx->rqe.wr_id,
-			.qp = &qp->ibqp,
-			.byte_len = rx->msg_len,
-			.opcode = IB_WC_RECV,
-			.status = IB_WC_LOC_LEN_ERR,
-		};
-
-		rx->in_msg = false;
-		kiwi_cq_add(qp->rcq, &cqe, false);
+		kiwi_rx_complete(qp, IB_WC_LOC_LEN_ERR, 0, 0, false);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_MSG_TOOLONG);
 	}
@@ -320,28 +330,18 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
 	bool inv = rx->op == KIWI_OP_SEND_INV || rx->op == KIWI_OP_SEND_SE_INV;
-	struct kiwi_cqe cqe = {
-		.wr_id = rx->rqe.wr_id,
-		.qp = &qp->ibqp,
-		.byte_len = rx->msg_len,
-		.opcode = IB_WC_RECV,
-		.status = IB_WC_SUCCESS,
-	};
+	u8 status = IB_WC_SUCCESS;
 
-	if (inv) {
-		cqe.flags = IB_WC_WITH_INVALIDATE;
-		cqe.ex = rx->inv_stag;
-		if (kiwi_mem_invalidate(qp, rx->inv_stag))
-			cqe.status = IB_WC_REM_INV_REQ_ERR;
-	}
+	if (inv && kiwi_mem_invalidate(qp, rx->inv_stag))
+		status = IB_WC_REM_INV_REQ_ERR;
 	if (rx->sge_mem) {
 		kiwi_mem_put(rx->sge_mem);
 		rx->sge_mem = NULL;
 	}
-	rx->in_msg = false;
 	rx->msn[KIWI_QN_SEND]++;
-	kiwi_cq_add(qp->rcq, &cqe, rx->op == KIWI_OP_SEND_SE ||
-		    rx->op == KIWI_OP_SEND_SE_INV);
+	kiwi_rx_complete(qp, status, inv ? IB_WC_WITH_INVALIDATE : 0,
+			 inv ? rx->inv_stag : 0,
+			 rx->op == KIWI_OP_SEND_SE || rx->op == KIWI_OP_SEND_SE_INV);
 }
 
 static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
@@ -615,16 +615,7 @@ void kiwi_rx_release(struct kiwi_qp *qp)
 	struct kiwi_rx *rx = &qp->rx;
 
 	kiwi_rx_drop_refs(rx);
-	if (rx->in_msg) {
-		struct kiwi_cqe cqe = {
-			.wr_id = rx->rqe.wr_id,
-			.qp = &qp->ibqp,
-			.opcode = IB_WC_RECV,
-			.status = IB_WC_WR_FLUSH_ERR,
-		};
-
-		rx->in_msg = false;
-		kiwi_cq_add(qp->rcq, &cqe, false);
-	}
+	if (rx->in_msg)
+		kiwi_rx_complete(qp, IB_WC_WR_FLUSH_ERR, 0, 0, false);
 	rx->dead = true;
 }
