@@ -313,9 +313,6 @@ struct kiwi_qp {
 
 	/* Transmit: one work item per QP serialises all sending. */
 	struct work_struct tx_work;
-	/* Receive placement deferred from softirq (rx.c, rx_defer_bytes). */
-	struct work_struct rx_work;
-	struct sock *rx_sk;		/* referenced while rx_work is queued */
 	spinlock_t irq_lock;
 	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
 	u32 irq_head;
@@ -408,9 +405,6 @@ struct kiwi_qp *kiwi_cm_ep_qp(struct kiwi_ep *ep);
 void kiwi_rx_data_ready(struct sock *sk);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_release(struct kiwi_qp *qp);
-void kiwi_rx_init(struct kiwi_qp *qp);
-void kiwi_rx_cancel(struct kiwi_qp *qp);
-extern struct workqueue_struct *kiwi_rx_wq;
 
 /* tx.c: FPDU transmit */
 int kiwi_tx_init(struct kiwi_qp *qp);

@@ -354,24 +354,20 @@ static int __init kiwi_init(void)
 	 */
 	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_UNBOUND | WQ_MEM_RECLAIM |
 				     WQ_HIGHPRI, 0);
-	kiwi_rx_wq = alloc_workqueue("kiwi_rx", WQ_UNBOUND | WQ_MEM_RECLAIM |
-				     WQ_HIGHPRI, 0);
-	if (!kiwi_tx_wq || !kiwi_rx_wq) {
+	if (!kiwi_tx_wq) {
 		rv = -ENOMEM;
-		goto err_wq;
+		goto err_cm;
 	}
 	rv = register_netdevice_notifier(&kiwi_netdev_nb);
 	if (rv)
-		goto err_wq;
+		goto err_tx;
 	rdma_link_register(&kiwi_link_ops);
 	pr_info("software iWARP RNIC " KIWI_DRV_VERSION " loaded\n");
 	return 0;
 
-err_wq:
-	if (kiwi_rx_wq)
-		destroy_workqueue(kiwi_rx_wq);
-	if (kiwi_tx_wq)
-		destroy_workqueue(kiwi_tx_wq);
+err_tx:
+	destroy_workqueue(kiwi_tx_wq);
+err_cm:
 	kiwi_cm_exit();
 	return rv;
 }
@@ -398,7 +394,6 @@ static void __exit kiwi_exit(void)
 		ib_unregister_device(&kdev->ibdev);
 		put_device(&kdev->ibdev.dev);
 	}
-	destroy_workqueue(kiwi_rx_wq);
 	destroy_workqueue(kiwi_tx_wq);
 	kiwi_cm_exit();
 	pr_info("unloaded\n");

@@ -938,7 +938,6 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = kiwi_qp_alloc_queues(qp, attr, udata);
 	if (rv)
 		goto err;
-	kiwi_rx_init(qp);
 	rv = kiwi_tx_init(qp);
 	if (rv)
 		goto err;
@@ -987,7 +986,6 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->freed);
 
 	cancel_work_sync(&qp->tx_work);
-	kiwi_rx_cancel(qp);
 	kiwi_tx_free(qp);
 	kiwi_qp_free_queues(qp);
 	atomic_dec(&kdev->num_qp);

@@ -521,81 +521,19 @@ static int kiwi_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 	return done;
 }
 
-struct workqueue_struct *kiwi_rx_wq;
-
-/*
- * Placing a large backlog costs a copy and a CRC pass per byte.  In the
- * socket's softirq that work lands on the CPU that received the packets
- * -- with veth or loopback, the sending CPU, already busy building FPDUs.
- * Above this many queued bytes placement moves to a worker that the
- * scheduler can run elsewhere; small messages stay in softirq, where
- * they cost no wakeup.
- */
-static unsigned int kiwi_rx_defer_bytes = 16384;
-module_param_named(rx_defer_bytes, kiwi_rx_defer_bytes, uint, 0644);
-MODULE_PARM_DESC(rx_defer_bytes,
-		 "receive backlog in bytes above which placement runs in a worker instead of softirq; 0: always softirq (default 16384)");
-
-static u32 kiwi_rx_backlog(const struct sock *sk)
-{
-	const struct tcp_sock *tp = tcp_sk(sk);
-
-	return READ_ONCE(tp->rcv_nxt) - READ_ONCE(tp->copied_seq);
-}
-
-/* Hand the socket to the QP's receive worker (holding a reference). */
-static void kiwi_rx_defer(struct kiwi_qp *qp, struct sock *sk)
-{
-	WRITE_ONCE(qp->rx_sk, sk);
-	sock_hold(sk);
-	if (!queue_work(kiwi_rx_wq, &qp->rx_work))
-		sock_put(sk);	/* already queued: it will see this data */
-}
-
 void kiwi_rx_data_ready(struct sock *sk)
 {
 	read_descriptor_t rd = { .count = 1 };
 	struct kiwi_qp *qp = NULL;
-	u32 defer = READ_ONCE(kiwi_rx_defer_bytes);
 
 	read_lock_bh(&sk->sk_callback_lock);
 	if (sk->sk_user_data)
 		qp = kiwi_cm_ep_qp(sk->sk_user_data);
-	if (qp && !in_task() && defer && kiwi_rx_backlog(sk) >= defer) {
-		kiwi_rx_defer(qp, sk);
-	} else if (qp) {
+	if (qp) {
 		rd.arg.data = qp;
 		tcp_read_sock(sk, &rd, kiwi_rx_actor);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
-}
-
-/*
- * Owning the socket, place what is queued.  Packets that arrive
- * meanwhile wait in the socket backlog; release_sock() feeds them through
- * data_ready in this (task) context, so they are placed here too.
- */
-static void kiwi_rx_work(struct work_struct *work)
-{
-	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, rx_work);
-	struct sock *sk = READ_ONCE(qp->rx_sk);
-
-	lock_sock(sk);
-	kiwi_rx_data_ready(sk);
-	release_sock(sk);
-	sock_put(sk);
-}
-
-void kiwi_rx_init(struct kiwi_qp *qp)
-{
-	INIT_WORK(&qp->rx_work, kiwi_rx_work);
-}
-
-/* Once the socket callbacks are gone: nothing deferred may be left. */
-void kiwi_rx_cancel(struct kiwi_qp *qp)
-{
-	if (cancel_work_sync(&qp->rx_work))
-		sock_put(qp->rx_sk);
 }
 
 void kiwi_rx_reset(struct kiwi_qp *qp)
