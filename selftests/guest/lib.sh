@@ -81,7 +81,8 @@ rping_test() {
 }
 
 # perf_run SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: one perftest run over
-# rdma_cm; sets PERF_RC and PERF_ROW (the client's result row).
+# rdma_cm; sets PERF_RC (the client's exit status) and PERF_ROW (the
+# result row: the client's, for ib_send_bw the server's).
 perf_run() {
 	local sdev=$1 cdev=$2 addr=$3 iters=$4 tool=$5
 	shift 5
@@ -94,8 +95,12 @@ perf_run() {
 		>"$TMPD/cli" 2>&1
 	PERF_RC=$?
 	wait $spid
-	# Result rows start with the message size.
-	PERF_ROW=$(grep -E '^ +[0-9]+ +[0-9]+ +[0-9.]+' "$TMPD/cli" | tail -1)
+	# Result rows start with the message size.  A SEND is complete at
+	# the sender once TCP has it, so ib_send_bw's figure that means
+	# something is the receiver's (the sender's can read 0.00).
+	local from=$TMPD/cli
+	[ "$tool" = ib_send_bw ] && from=$TMPD/srv
+	PERF_ROW=$(grep -E '^ +[0-9]+ +[0-9]+ +[0-9.]+' "$from" | tail -1)
 }
 
 # perf_test LABEL SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perftest
