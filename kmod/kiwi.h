@@ -313,6 +313,7 @@ struct kiwi_qp {
 
 	/* Transmit: one work item per QP serialises all sending. */
 	struct work_struct tx_work;
+	struct mutex tx_mutex;		/* one sender: worker or doorbell */
 	spinlock_t irq_lock;
 	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
 	u32 irq_head;
@@ -410,6 +411,7 @@ void kiwi_rx_release(struct kiwi_qp *qp);
 int kiwi_tx_init(struct kiwi_qp *qp);
 void kiwi_tx_free(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_tx_now(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
 extern struct workqueue_struct *kiwi_tx_wq;
 

@@ -804,6 +804,8 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 				work_busy(&qp->tx_work)); i++)
 		msleep(10);
 	kernel_sock_shutdown(sock, SHUT_RDWR);	/* unblocks a stuck send */
+	mutex_lock(&qp->tx_mutex);		/* a doorbell's sender is done */
+	mutex_unlock(&qp->tx_mutex);
 	flush_work(&qp->tx_work);
 
 	mutex_lock(&qp->state_lock);
@@ -1142,7 +1144,7 @@ static int kiwi_qp_doorbell(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	switch (READ_ONCE(qp->state)) {
 	case KIWI_QP_RTS:
 		WRITE_ONCE(qp->sq_ring.ctl->flags, KIWI_RING_F_BUSY);
-		kiwi_tx_kick(qp);
+		kiwi_tx_now(qp);
 		return 0;
 	case KIWI_QP_TERMINATE:
 	case KIWI_QP_ERROR:

@@ -445,20 +445,23 @@ static struct socket *kiwi_tx_sock(struct kiwi_qp *qp)
 	return sock;
 }
 
-void kiwi_tx_work(struct work_struct *work)
+/*
+ * Send what is due: a TERMINATE, the RTR message, READ responses, then
+ * send queue work.  With a @budget (bytes, from the doorbell) stop before
+ * READ responses or a WQE that would exceed it.  Returns true if work is
+ * left for the worker.  Under tx_mutex: one sender per QP.
+ */
+static bool kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock, u32 budget)
 {
-	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx_work);
-	struct socket *sock = kiwi_tx_sock(qp);
+	bool inline_tx = budget, left = false;
 	struct kiwi_irqe e;
 	struct kiwi_sqe *sqe;
 	int rv = 0;
 
-	if (!sock)
-		return;
 	if (READ_ONCE(qp->term_pending)) {
 		WRITE_ONCE(qp->term_pending, false);
 		kiwi_tx_terminate(qp, sock, qp->term_ctrl);
-		return;
+		return false;
 	}
 	if (qp->rtr_pending) {
 		rv = kiwi_tx_send_rtr(qp, sock, qp->rtr_pending);
@@ -466,6 +469,10 @@ void kiwi_tx_work(struct work_struct *work)
 	}
 	while (!rv && READ_ONCE(qp->state) == KIWI_QP_RTS &&
 	       !READ_ONCE(qp->term_pending)) {
+		if (inline_tx && READ_ONCE(qp->irq_count)) {
+			left = true;
+			break;
+		}
 		if (kiwi_irq_take(qp, &e)) {
 			rv = kiwi_tx_read_resp(qp, sock, &e);
 			continue;
@@ -473,6 +480,13 @@ void kiwi_tx_work(struct work_struct *work)
 		sqe = kiwi_sq_next(qp);
 		if (!sqe)
 			break;
+		if (inline_tx) {
+			if (sqe->bytes > budget) {
+				left = true;
+				break;
+			}
+			budget -= sqe->bytes;
+		}
 		rv = kiwi_tx_sqe(qp, sock, sqe);
 	}
 	if (rv == -EINVAL)
@@ -481,7 +495,49 @@ void kiwi_tx_work(struct work_struct *work)
 			      KIWI_RC_CATASTROPHIC_STREAM);
 	else if (rv)
 		kiwi_qp_error(qp, KIWI_TL_LLP, 0, KIWI_LC_TCP_ERR);
-	if (READ_ONCE(qp->term_pending))
+	return left || READ_ONCE(qp->term_pending);
+}
+
+void kiwi_tx_work(struct work_struct *work)
+{
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx_work);
+	struct socket *sock = kiwi_tx_sock(qp);
+	bool left;
+
+	if (!sock)
+		return;
+	mutex_lock(&qp->tx_mutex);
+	left = kiwi_tx_run(qp, sock, 0);
+	mutex_unlock(&qp->tx_mutex);
+	if (left)
+		kiwi_tx_kick(qp);
+}
+
+/*
+ * From a user's doorbell (process context): send small work right here
+ * instead of waking the worker, which under load costs more than the
+ * send itself.  Only when the socket has ample room, so sendmsg() does
+ * not block the caller, and only up to KIWI_TX_INLINE_MAX bytes; the
+ * worker does the rest.
+ */
+#define KIWI_TX_INLINE_MAX	4096
+#define KIWI_TX_INLINE_ROOM	(64 * 1024)
+
+void kiwi_tx_now(struct kiwi_qp *qp)
+{
+	struct socket *sock;
+	bool left = true;
+
+	if (!mutex_trylock(&qp->tx_mutex)) {
+		kiwi_tx_kick(qp);	/* the current sender may be done */
+		return;
+	}
+	sock = kiwi_tx_sock(qp);
+	if (sock && !work_pending(&qp->tx_work) &&
+	    sk_stream_wspace(sock->sk) >= KIWI_TX_INLINE_ROOM)
+		left = kiwi_tx_run(qp, sock, KIWI_TX_INLINE_MAX);
+	mutex_unlock(&qp->tx_mutex);
+	if (left)
 		kiwi_tx_kick(qp);
 }
 
@@ -493,6 +549,7 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 int kiwi_tx_init(struct kiwi_qp *qp)
 {
 	INIT_WORK(&qp->tx_work, kiwi_tx_work);
+	mutex_init(&qp->tx_mutex);
 	spin_lock_init(&qp->irq_lock);
 	qp->tx_hdr = kzalloc(KIWI_TX_HDR_MAX + 8, GFP_KERNEL);
 	qp->irq = kcalloc(KIWI_MAX_IRD, sizeof(*qp->irq), GFP_KERNEL);
