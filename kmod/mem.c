@@ -65,16 +65,28 @@ static void kiwi_mem_release(struct kref *ref)
 	complete(container_of(ref, struct kiwi_mem, ref)->drained);
 }
 
-struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag)
+/*
+ * The region in @stag's index slot, referenced.  With @match_key its
+ * key must match too; without, any key does (fast registration is about
+ * to replace it).
+ */
+static struct kiwi_mem *kiwi_mem_lookup(struct kiwi_device *kdev, u32 stag,
+					bool match_key)
 {
 	struct kiwi_mem *mem;
 
 	rcu_read_lock();
 	mem = xa_load(&kdev->mem_xa, stag >> 8);
-	if (mem && (mem->stag != stag || !kref_get_unless_zero(&mem->ref)))
+	if (mem && ((match_key && mem->stag != stag) ||
+		    !kref_get_unless_zero(&mem->ref)))
 		mem = NULL;
 	rcu_read_unlock();
 	return mem;
+}
+
+struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag)
+{
+	return kiwi_mem_lookup(kdev, stag, true);
 }
 
 void kiwi_mem_put(struct kiwi_mem *mem)
@@ -345,15 +357,10 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  */
 int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access)
 {
-	struct kiwi_mem *mem;
+	struct kiwi_mem *mem = kiwi_mem_lookup(qp->kdev, stag, false);
 	struct ib_mr *ibmr;
 	int rv = -EINVAL;
 
-	rcu_read_lock();
-	mem = xa_load(&qp->kdev->mem_xa, stag >> 8);
-	if (mem && !kref_get_unless_zero(&mem->ref))
-		mem = NULL;
-	rcu_read_unlock();
 	if (!mem)
 		return rv;
 	ibmr = mem->ibmr;
