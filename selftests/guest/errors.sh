@@ -33,28 +33,18 @@ ONLY=${KIWI_ERR_ONLY:-}
 SECS=${KIWI_ERR_TIMEOUT:-20}
 SRV=10.91.0.2
 PORT=7300
-T=0 NFAIL=0
-TMPD=$(mktemp -d /tmp/kiwi-err.XXXXXX)
 START=$SECONDS
+# TAP helpers (ok, notok, diag, tap_end), TMPD, the kwa/kwb namespaces.
+. "$ROOT/selftests/guest/lib.sh"
 
-ok()    { T=$((T + 1)); echo "ok $T $1"; }
 todo()  { T=$((T + 1)); echo "not ok $T $1 # TODO $2"; }
-notok() { T=$((T + 1)); NFAIL=$((NFAIL + 1)); echo "not ok $T $1"; }
-diag()  { sed -e 's/^/# /' "$@"; }
-A() { ip netns exec kwa "$@"; }
-B() { ip netns exec kwb "$@"; }
 
 KTROUBLE='(^|[^A-Za-z0-9_])BUG([^A-Za-z0-9_]|$)|WARNING:|Oops|general protection fault|Call Trace:|UBSAN|KASAN|KFENCE|Redzone|Poison overwritten|Object padding|list_(add|del) corruption|refcount_t:|soft lockup|blocked for more than|unreferenced object'
 
 setup() {
 	[ -x "$IWERR" ] || { echo "$IWERR missing (make)"; return 1; }
 	modprobe kiwi || return 1
-	ip netns add kwa && ip netns add kwb &&
-	ip link add kv0 type veth peer name kv1 &&
-	ip link set kv0 netns kwa && ip link set kv1 netns kwb &&
-	A ip addr add 10.91.0.1/24 dev kv0 && B ip addr add $SRV/24 dev kv1 &&
-	A ip link set kv0 up && B ip link set kv1 up &&
-	A ip link set lo up && B ip link set lo up &&
+	netns_up && veth_pair kv0 kv1 10.91.0 1500 &&
 	# Static neighbours: rdma_cm's address resolution would otherwise
 	# wait out its timeout on the first, unresolved, ARP lookup.
 	A ip neigh replace $SRV dev kv0 nud permanent \
@@ -216,7 +206,7 @@ echo "TAP version 13"
 if ! setup >"$TMPD/setup" 2>&1; then
 	notok "setup: two namespaces, veth, kiwi0/kiwi1"
 	diag "$TMPD/setup"
-	echo "1..$T"
+	tap_end
 	exit 1
 fi
 ok "setup: two namespaces, veth, kiwi0/kiwi1"
@@ -252,7 +242,5 @@ run_case kill_requester - 0 137 \
 	"requester SIGKILLed mid-stream: responder sees receives flushed, QP ERR, DISCONNECTED"
 
 echo "# errors.sh: $((SECONDS - START)) s"
-echo "1..$T"
 exec {RFD}<&-
-rm -rf "$TMPD"
-[ $NFAIL -eq 0 ]
+tap_end
