@@ -5,6 +5,9 @@
 #ifndef KIWI_H
 #define KIWI_H
 
+#include <linux/crc32.h>
+#include <linux/crc32c.h>
+#include <linux/jump_label.h>
 #include <linux/kref.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
@@ -512,5 +515,16 @@ int kiwi_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 int kiwi_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
+
+/* crc.c: MPA CRC32c with the implementation chosen at load. */
+DECLARE_STATIC_KEY_FALSE(kiwi_crc_table);
+int kiwi_crc_init(void);
+
+static inline u32 kiwi_crc32c(u32 crc, const void *p, unsigned int len)
+{
+	if (static_branch_unlikely(&kiwi_crc_table))
+		return __crc32c_le(crc, p, len);
+	return crc32c(crc, p, len);
+}
 
 #endif /* KIWI_H */

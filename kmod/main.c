@@ -343,6 +343,9 @@ static int __init kiwi_init(void)
 		pr_err("invalid resource limit parameters\n");
 		return -EINVAL;
 	}
+	rv = kiwi_crc_init();
+	if (rv)
+		return rv;
 	rv = kiwi_cm_init();
 	if (rv)
 		return rv;

@@ -8,7 +8,6 @@
  * and holds a reference only while placing one segment, so deregistration
  * can simply wait for those references to drain.
  */
-#include <linux/crc32c.h>
 #include <linux/highmem.h>
 #include <linux/random.h>
 #include <linux/skbuff.h>
@@ -272,13 +271,13 @@ int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
 			va = kmap_local_page(kiwi_mem_page(mem, addr));
 			skb_copy_bits(skb, off, va + pg_off, chunk);
 			if (do_crc)
-				*crc = crc32c(*crc, va + pg_off, chunk);
+				*crc = kiwi_crc32c(*crc, va + pg_off, chunk);
 			kunmap_local(va);
 		} else {
 			va = (void *)(uintptr_t)addr;
 			skb_copy_bits(skb, off, va, chunk);
 			if (do_crc)
-				*crc = crc32c(*crc, va, chunk);
+				*crc = kiwi_crc32c(*crc, va, chunk);
 		}
 		addr += chunk;
 		off += chunk;

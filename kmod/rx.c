@@ -12,7 +12,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/crc32c.h>
 #include <linux/skbuff.h>
 #include <net/tcp.h>
 
@@ -311,7 +310,7 @@ static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 
 			skb_copy_bits(skb, off, buf, n);
 			if (qp->crc)
-				rx->crc = crc32c(rx->crc, buf, n);
+				rx->crc = kiwi_crc32c(rx->crc, buf, n);
 			off += n;
 			len -= n;
 		}
@@ -437,7 +436,7 @@ static int kiwi_rx_trailer_done(struct kiwi_qp *qp)
 	u32 crc_at = rx->trail_need - KIWI_MPA_CRC_LEN;
 
 	if (qp->crc) {
-		rx->crc = crc32c(rx->crc, rx->trail, crc_at);
+		rx->crc = kiwi_crc32c(rx->crc, rx->trail, crc_at);
 		if (get_unaligned_le32(rx->trail + crc_at) != ~rx->crc)
 			return kiwi_rx_fail(qp, KIWI_TL_LLP, 0,
 					    KIWI_LC_MPA_CRC);
@@ -475,7 +474,7 @@ static int kiwi_rx_step(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 		}
 		if (rx->hdr_len && rx->hdr_got == rx->hdr_len) {
 			if (qp->crc)
-				rx->crc = crc32c(rx->crc, rx->hdr.raw,
+				rx->crc = kiwi_crc32c(rx->crc, rx->hdr.raw,
 						 rx->hdr_len);
 			rv = kiwi_rx_begin(qp);
 			if (rv)

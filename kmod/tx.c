@@ -10,7 +10,6 @@
  * so a work request may complete as soon as sendmsg() returns: the
  * application can never see its buffer reused while TCP still needs it.
  */
-#include <linux/crc32c.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/net.h>
@@ -66,7 +65,7 @@ static int kiwi_tx_map_mem(struct kiwi_mem *mem, u64 addr, u32 len,
 		if (do_crc) {
 			void *va = kmap_local_page(page);
 
-			*crc = crc32c(*crc, va + off, chunk);
+			*crc = kiwi_crc32c(*crc, va + off, chunk);
 			kunmap_local(va);
 		}
 		n++;
@@ -82,7 +81,7 @@ static int kiwi_tx_map_kbuf(const u8 *buf, u32 len, struct bio_vec *bv,
 	int n = 0;
 
 	if (do_crc)
-		*crc = crc32c(*crc, buf, len);
+		*crc = kiwi_crc32c(*crc, buf, len);
 	while (len) {
 		u32 off = offset_in_page(buf);
 		u32 chunk = min_t(u32, len, PAGE_SIZE - off);
@@ -167,7 +166,7 @@ static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 
 	ctrl->mpa_len = cpu_to_be16(hdr_len - KIWI_MPA_HDR_LEN + len);
 	if (qp->crc)
-		crc = crc32c(crc, qp->tx_hdr, hdr_len);
+		crc = kiwi_crc32c(crc, qp->tx_hdr, hdr_len);
 	n = kiwi_tx_map_kbuf(qp->tx_hdr, hdr_len, bv, 1, &crc, false);
 	rv = kiwi_tx_map_src(src, off, len, bv + n, KIWI_TX_BVECS - n - 1,
 			     &crc, qp->crc);
@@ -177,7 +176,7 @@ static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 
 	memset(trailer, 0, 4);
 	if (qp->crc) {
-		crc = crc32c(crc, trailer, pad);
+		crc = kiwi_crc32c(crc, trailer, pad);
 		put_unaligned_le32(~crc, trailer + pad);
 	} else {
 		memset(trailer + pad, 0, KIWI_MPA_CRC_LEN);

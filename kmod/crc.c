@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: MPA CRC32c -- choose the faster of the kernel's two CRC32c
+ * implementations once, at module load.
+ *
+ * crc32c() goes through the crypto API and uses the CPU's CRC32
+ * instruction where there is one; __crc32c_le() is lib/crc32's table
+ * ("slice-by-8") code.  On real x86 hardware the instruction is many
+ * times faster.  Under CPU emulation (QEMU TCG, where software RDMA is
+ * often tested) the instruction is emulated one bit at a time and the
+ * table code wins by about four times.  Both give identical results,
+ * so the choice is a pure speed question: measure it, as the kernel
+ * does for RAID-6 and XOR routines.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/crc32.h>
+#include <linux/crc32c.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "kiwi.h"
+
+DEFINE_STATIC_KEY_FALSE(kiwi_crc_table);
+
+/* Where the probe's results go, so the compiler cannot drop the work. */
+static u32 kiwi_crc_sink;
+
+static char *crc_impl = "auto";
+module_param(crc_impl, charp, 0444);
+MODULE_PARM_DESC(crc_impl, "CRC32c implementation: auto (measured at load, default), crypto (crypto API, CPU instructions where available) or table (lib/crc32 tables)");
+
+#define KIWI_CRC_PROBE_LEN	4096
+#define KIWI_CRC_PROBE_NS	(2 * NSEC_PER_MSEC)
+
+/* MB/s of @fn over @buf, measured for about KIWI_CRC_PROBE_NS. */
+static u64 kiwi_crc_speed(u32 (*fn)(u32, const void *, unsigned int),
+			  const u8 *buf)
+{
+	u64 start = ktime_get_ns(), ns, bytes = 0;
+	u32 crc = ~0U;
+
+	do {
+		crc = fn(crc, buf, KIWI_CRC_PROBE_LEN);
+		bytes += KIWI_CRC_PROBE_LEN;
+		ns = ktime_get_ns() - start;
+	} while (ns < KIWI_CRC_PROBE_NS);
+	WRITE_ONCE(kiwi_crc_sink, crc);
+	return div64_u64(bytes * 1000, ns ?: 1);
+}
+
+static u32 kiwi_crc_crypto(u32 crc, const void *p, unsigned int len)
+{
+	return crc32c(crc, p, len);
+}
+
+static u32 kiwi_crc_lib(u32 crc, const void *p, unsigned int len)
+{
+	return __crc32c_le(crc, p, len);
+}
+
+int kiwi_crc_init(void)
+{
+	u64 crypto_mbs, table_mbs;
+	u8 *buf;
+
+	if (!strcmp(crc_impl, "table")) {
+		static_branch_enable(&kiwi_crc_table);
+		return 0;
+	}
+	if (!strcmp(crc_impl, "crypto"))
+		return 0;
+	if (strcmp(crc_impl, "auto")) {
+		pr_err("crc_impl=%s: use auto, crypto or table\n", crc_impl);
+		return -EINVAL;
+	}
+
+	buf = kmalloc(KIWI_CRC_PROBE_LEN, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	memset(buf, 0x5a, KIWI_CRC_PROBE_LEN);
+	if (kiwi_crc_crypto(~0U, buf, KIWI_CRC_PROBE_LEN) !=
+	    kiwi_crc_lib(~0U, buf, KIWI_CRC_PROBE_LEN)) {
+		/* Cannot happen with a sane kernel; stay with crypto. */
+		pr_warn("CRC32c implementations disagree, using crypto\n");
+		kfree(buf);
+		return 0;
+	}
+	crypto_mbs = kiwi_crc_speed(kiwi_crc_crypto, buf);
+	table_mbs = kiwi_crc_speed(kiwi_crc_lib, buf);
+	kfree(buf);
+	if (table_mbs > crypto_mbs)
+		static_branch_enable(&kiwi_crc_table);
+	pr_info("CRC32c: crypto %llu MB/s, table %llu MB/s: using %s\n",
+		crypto_mbs, table_mbs,
+		table_mbs > crypto_mbs ? "table" : "crypto");
+	return 0;
+}
