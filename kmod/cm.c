@@ -159,6 +159,21 @@ static void kiwi_ep_cancel_timer(struct kiwi_ep *ep)
 		kiwi_ep_put(ep);
 }
 
+/*
+ * Every FPDU goes out at once (no Nagle).  The receive buffer is fixed
+ * at the stack's autotuning maximum: TCP grows it only for readers that
+ * use recvmsg(), and placing from tcp_read_sock() would otherwise leave
+ * the window at its initial ~64 KiB, too small once placement runs on
+ * another CPU.  Set before connect() or listen(): the window scale and
+ * clamp are fixed in the handshake, and accepted sockets inherit.
+ * Memory is charged only for data actually queued.
+ */
+static void kiwi_sock_tune(struct sock *sk)
+{
+	tcp_sock_set_nodelay(sk);
+	sock_set_rcvbuf(sk, READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_rmem[2]) / 2);
+}
+
 /* ---- socket callbacks ---- */
 
 static void kiwi_sk_event(struct sock *sk)
@@ -521,7 +536,7 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 			sock_release(ns);
 			continue;
 		}
-		tcp_sock_set_nodelay(ns->sk);
+		tcp_sock_set_nodelay(ns->sk);	/* buffers: inherited */
 		kiwi_ep_get(l);
 		ep->listener = l;
 		ep->state = KIWI_EP_AWAIT_REQ;
@@ -671,6 +686,7 @@ static int kiwi_sock_create(struct socket **sock, struct sockaddr *laddr,
 	if (rv)
 		return rv;
 	sock_set_reuseaddr((*sock)->sk);
+	kiwi_sock_tune((*sock)->sk);
 	(*sock)->sk->sk_bound_dev_if = ifindex;
 	if (afonly && laddr->sa_family == AF_INET6) {
 		rv = ip6_sock_set_v6only((*sock)->sk);
@@ -725,7 +741,6 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 			      id->afonly, 0);
 	if (rv)
 		goto err;
-	tcp_sock_set_nodelay(sock->sk);
 
 	mutex_lock(&ep->lock);
 	kiwi_qp_get(&qp->ibqp);

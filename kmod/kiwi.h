@@ -273,6 +273,8 @@ struct kiwi_rx {
 
 struct kiwi_ep;
 
+struct kiwi_tx_batch;
+
 struct kiwi_qp {
 	struct ib_qp ibqp;
 	struct kiwi_device *kdev;
@@ -316,6 +318,7 @@ struct kiwi_qp {
 
 	/* Transmit: one work item per QP serialises all sending. */
 	struct work_struct tx_work;
+	int tx_cpu;			/* where tx_work runs: keeps order */
 	struct mutex tx_mutex;		/* one sender: worker or doorbell */
 	spinlock_t irq_lock;
 	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
@@ -326,7 +329,8 @@ struct kiwi_qp {
 	u32 term_ctrl;			/* TERMINATE to send, if term_pending */
 	bool term_pending;
 	u8 rtr_pending;			/* KIWI_MPA_RTR_* message to send */
-	u8 *tx_hdr;			/* scratch: FPDU header and trailer */
+	u8 *tx_hdr;			/* scratch: FPDU headers and trailers */
+	struct kiwi_tx_batch *tx_batch;	/* FPDUs gathered for one sendmsg */
 
 	struct ib_qp_cap cap;		/* as granted */
 	int access;			/* IB_ACCESS_REMOTE_* granted to peer */
@@ -416,7 +420,9 @@ void kiwi_tx_free(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_now(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
+int kiwi_tx_pick_cpu(void);
 extern struct workqueue_struct *kiwi_tx_wq;
+
 
 /* ring.c: queue rings and their mapping */
 int kiwi_ring_init(struct kiwi_ring *r, struct ib_udata *udata, u32 size,

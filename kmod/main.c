@@ -350,13 +350,13 @@ static int __init kiwi_init(void)
 	if (rv)
 		return rv;
 	/*
-	 * Per-QP send work may block in sendmsg: unbound, many workers.
-	 * High priority, as for a NIC's queues: RDMA applications often
+	 * Per-QP send work may block in sendmsg; the workqueue adds workers
+	 * as needed.  Bound: each QP sends from its own CPU (tx.c).  High
+	 * priority, as for a NIC's queues: RDMA applications often
 	 * busy-poll their CQs and would otherwise share a CPU evenly with
 	 * the very work they are waiting for.
 	 */
-	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_UNBOUND | WQ_MEM_RECLAIM |
-				     WQ_HIGHPRI, 0);
+	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
 	if (!kiwi_tx_wq) {
 		rv = -ENOMEM;
 		goto err_cm;

@@ -765,6 +765,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	qp->term_pending = false;
 	qp->irq_head = 0;
 	qp->irq_count = 0;
+	qp->tx_cpu = kiwi_tx_pick_cpu();
 	WRITE_ONCE(qp->sock, sock);
 	WRITE_ONCE(qp->ep, ep);
 	qp->ib_state = IB_QPS_RTS;

@@ -22,8 +22,25 @@
 
 struct workqueue_struct *kiwi_tx_wq;
 
+/*
+ * FPDUs of one message are gathered into a batch and handed to TCP with
+ * one sendmsg(): at an MTU of 1500 a 64 KiB message is 45 FPDUs, and the
+ * per-call cost of sendmsg() would otherwise rival the copying.  Each
+ * FPDU of a batch has a scratch slot for its header and trailer.
+ */
 #define KIWI_TX_HDR_MAX		64	/* header scratch; trailer follows */
-#define KIWI_TX_BVECS		(MAX_SKB_FRAGS + 4)
+#define KIWI_TX_SLOT		(KIWI_TX_HDR_MAX + 8)
+#define KIWI_TX_BATCH_FPDUS	32
+#define KIWI_TX_BVECS		128	/* per batch */
+#define KIWI_TX_FPDU_BVECS	(MAX_SKB_FRAGS + 4)	/* most per FPDU */
+#define KIWI_TX_BATCH_BYTES	(64 * 1024)
+
+struct kiwi_tx_batch {
+	struct bio_vec bv[KIWI_TX_BVECS];
+	u32 nbv;
+	u32 nfpdu;
+	u32 bytes;
+};
 
 /* Where an FPDU's payload comes from. */
 struct kiwi_src {
@@ -147,32 +164,67 @@ static int kiwi_tx_map_src(struct kiwi_src *src, u32 off, u32 len,
 	return len ? -EINVAL : used;
 }
 
+/* The current FPDU's header scratch (its trailer follows the header). */
+static u8 *kiwi_tx_slot(struct kiwi_qp *qp)
+{
+	return qp->tx_hdr + qp->tx_batch->nfpdu * KIWI_TX_SLOT;
+}
+
+/* Hand the batch to TCP.  Returns 0 or a negative errno. */
+static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
+			 bool more)
+{
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	u32 total = b->bytes;
+	int rv;
+
+	if (!b->nbv)
+		return 0;
+	if (more)
+		msg.msg_flags |= MSG_MORE;
+	iov_iter_bvec(&msg.msg_iter, WRITE, b->bv, b->nbv, total);
+	b->nbv = 0;
+	b->nfpdu = 0;
+	b->bytes = 0;
+	rv = sock_sendmsg(sock, &msg);
+	if (rv == total)
+		return 0;
+	return rv < 0 ? rv : -EIO;
+}
+
 /*
- * Send one FPDU: @hdr (hdr_len bytes, MPA length filled in here) then
- * @len payload bytes from @src at @off.  Returns 0 or a negative errno;
- * -EINVAL means the local source was bad (a local protection error).
+ * Add one FPDU to the batch: the header in the current slot (hdr_len
+ * bytes, MPA length filled in here), then @len payload bytes from @src
+ * at @off.  The batch goes out when full, and with the last FPDU of a
+ * message (!@more).  Returns 0 or a negative errno; -EINVAL means the
+ * local source was bad (a local protection error): then nothing of the
+ * batch has been sent.
  */
 static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 			u32 hdr_len, struct kiwi_src *src, u32 off, u32 len,
 			bool more)
 {
-	struct bio_vec bv[KIWI_TX_BVECS];
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
-	struct kiwi_ctrl *ctrl = (struct kiwi_ctrl *)qp->tx_hdr;
-	u8 *trailer = qp->tx_hdr + KIWI_TX_HDR_MAX;
+	struct kiwi_tx_batch *b = qp->tx_batch;
+	u8 *hdr = kiwi_tx_slot(qp);
+	struct kiwi_ctrl *ctrl = (struct kiwi_ctrl *)hdr;
+	u8 *trailer = hdr + KIWI_TX_HDR_MAX;
 	u32 pad = kiwi_mpa_pad(hdr_len + len);
-	u32 crc = ~0U, total;
-	int n, rv;
+	u32 crc = ~0U, nbv = b->nbv;
+	int rv;
 
 	ctrl->mpa_len = cpu_to_be16(hdr_len - KIWI_MPA_HDR_LEN + len);
 	if (qp->crc)
-		crc = kiwi_crc32c(crc, qp->tx_hdr, hdr_len);
-	n = kiwi_tx_map_kbuf(qp->tx_hdr, hdr_len, bv, 1, &crc, false);
-	rv = kiwi_tx_map_src(src, off, len, bv + n, KIWI_TX_BVECS - n - 1,
-			     &crc, qp->crc);
-	if (rv < 0)
+		crc = kiwi_crc32c(crc, hdr, hdr_len);
+	nbv += kiwi_tx_map_kbuf(hdr, hdr_len, b->bv + nbv, 1, &crc, false);
+	rv = kiwi_tx_map_src(src, off, len, b->bv + nbv,
+			     KIWI_TX_BVECS - nbv - 1, &crc, qp->crc);
+	if (rv < 0) {
+		b->nbv = 0;	/* drop the batch: the stream stays framed */
+		b->nfpdu = 0;
+		b->bytes = 0;
 		return rv;
-	n += rv;
+	}
+	nbv += rv;
 
 	memset(trailer, 0, 4);
 	if (qp->crc) {
@@ -181,17 +233,18 @@ static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 	} else {
 		memset(trailer + pad, 0, KIWI_MPA_CRC_LEN);
 	}
-	n += kiwi_tx_map_kbuf(trailer, pad + KIWI_MPA_CRC_LEN, bv + n, 1,
-			      &crc, false);
+	nbv += kiwi_tx_map_kbuf(trailer, pad + KIWI_MPA_CRC_LEN, b->bv + nbv,
+				1, &crc, false);
+	b->nbv = nbv;
+	b->nfpdu++;
+	b->bytes += hdr_len + len + pad + KIWI_MPA_CRC_LEN;
 
-	total = hdr_len + len + pad + KIWI_MPA_CRC_LEN;
-	if (more)
-		msg.msg_flags |= MSG_MORE;
-	iov_iter_bvec(&msg.msg_iter, WRITE, bv, n, total);
-	rv = sock_sendmsg(sock, &msg);
-	if (rv == total)
+	/* Room for another FPDU in bvecs, slots and bytes? */
+	if (more && b->nfpdu < KIWI_TX_BATCH_FPDUS &&
+	    b->nbv + KIWI_TX_FPDU_BVECS <= KIWI_TX_BVECS &&
+	    b->bytes < KIWI_TX_BATCH_BYTES)
 		return 0;
-	return rv < 0 ? rv : -EIO;
+	return kiwi_tx_flush(sock, b, more);
 }
 
 /* Largest payload per FPDU: one TCP segment (optimized MPA, RFC 5044). */
@@ -205,7 +258,7 @@ static u32 kiwi_tx_max_payload(struct socket *sock, u32 hdr_len)
 	/* Non-final segments stay 4-byte aligned: no pad on the wire. */
 	room &= ~3U;
 	/* Page-bounded too, so the bvec array always suffices. */
-	return min_t(u32, room, (KIWI_TX_BVECS - 4) * PAGE_SIZE);
+	return min_t(u32, room, (KIWI_TX_FPDU_BVECS - 4) * PAGE_SIZE);
 }
 
 /* ---- FPDU headers ---- */
@@ -213,7 +266,7 @@ static u32 kiwi_tx_max_payload(struct socket *sock, u32 hdr_len)
 static void kiwi_hdr_tagged(struct kiwi_qp *qp, u8 op, bool last, u32 stag,
 			    u64 to)
 {
-	struct kiwi_hdr_tagged *h = (void *)qp->tx_hdr;
+	struct kiwi_hdr_tagged *h = (void *)kiwi_tx_slot(qp);
 
 	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
 	h->stag = cpu_to_be32(stag);
@@ -223,7 +276,7 @@ static void kiwi_hdr_tagged(struct kiwi_qp *qp, u8 op, bool last, u32 stag,
 static void kiwi_hdr_untagged(struct kiwi_qp *qp, u8 op, bool last, u32 qn,
 			      u32 msn, u32 mo, u32 inv)
 {
-	struct kiwi_hdr_untagged *h = (void *)qp->tx_hdr;
+	struct kiwi_hdr_untagged *h = (void *)kiwi_tx_slot(qp);
 
 	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
 	h->inv_stag = cpu_to_be32(inv);
@@ -288,7 +341,7 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp, struct socket *sock,
 			    u32 src_stag, u64 src_to)
 {
 	struct kiwi_read_req *rr =
-		(void *)(qp->tx_hdr + sizeof(struct kiwi_hdr_untagged));
+		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
 	struct kiwi_src none = { .qp = qp };
 
 	kiwi_hdr_untagged(qp, KIWI_OP_READ_REQ, true, KIWI_QN_READ_REQ,
@@ -344,7 +397,7 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 			     u32 ctrl)
 {
 	struct kiwi_term *t =
-		(void *)(qp->tx_hdr + sizeof(struct kiwi_hdr_untagged));
+		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
 	struct kiwi_src none = { .qp = qp };
 
 	kiwi_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
@@ -540,19 +593,39 @@ void kiwi_tx_now(struct kiwi_qp *qp)
 		kiwi_tx_kick(qp);
 }
 
+/*
+ * Each connection sends from one CPU, chosen round-robin when it comes
+ * up.  Over loopback and veth the receiver's TCP runs on the sending
+ * CPU's backlog; a sender hopping between CPUs reorders its own
+ * segments there, and the peer's duplicate ACKs then cost fast
+ * retransmits and a halved congestion window.
+ */
+int kiwi_tx_pick_cpu(void)
+{
+	static atomic_t next = ATOMIC_INIT(0);
+	unsigned int n = num_online_cpus();
+	int cpu;
+
+	cpu = cpumask_nth((unsigned int)atomic_inc_return(&next) % n,
+			  cpu_online_mask);
+	return cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND;
+}
+
 void kiwi_tx_kick(struct kiwi_qp *qp)
 {
-	queue_work(kiwi_tx_wq, &qp->tx_work);
+	queue_work_on(qp->tx_cpu, kiwi_tx_wq, &qp->tx_work);
 }
 
 int kiwi_tx_init(struct kiwi_qp *qp)
 {
 	INIT_WORK(&qp->tx_work, kiwi_tx_work);
+	qp->tx_cpu = WORK_CPU_UNBOUND;	/* until connected */
 	mutex_init(&qp->tx_mutex);
 	spin_lock_init(&qp->irq_lock);
-	qp->tx_hdr = kzalloc(KIWI_TX_HDR_MAX + 8, GFP_KERNEL);
+	qp->tx_hdr = kcalloc(KIWI_TX_BATCH_FPDUS, KIWI_TX_SLOT, GFP_KERNEL);
+	qp->tx_batch = kzalloc(sizeof(*qp->tx_batch), GFP_KERNEL);
 	qp->irq = kcalloc(KIWI_MAX_IRD, sizeof(*qp->irq), GFP_KERNEL);
-	if (!qp->tx_hdr || !qp->irq) {
+	if (!qp->tx_hdr || !qp->tx_batch || !qp->irq) {
 		kiwi_tx_free(qp);
 		return -ENOMEM;
 	}
@@ -562,7 +635,9 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 void kiwi_tx_free(struct kiwi_qp *qp)
 {
 	kfree(qp->tx_hdr);
+	kfree(qp->tx_batch);
 	kfree(qp->irq);
 	qp->tx_hdr = NULL;
+	qp->tx_batch = NULL;
 	qp->irq = NULL;
 }
