@@ -51,11 +51,7 @@ static u64 kiwi_crc_speed(u32 (*fn)(u32, const void *, unsigned int),
 	return div64_u64(bytes * 1000, ns ?: 1);
 }
 
-static u32 kiwi_crc_crypto(u32 crc, const void *p, unsigned int len)
-{
-	return crc32c(crc, p, len);
-}
-
+/* __crc32c_le() in the shape of crc32c(). */
 static u32 kiwi_crc_lib(u32 crc, const void *p, unsigned int len)
 {
 	return __crc32c_le(crc, p, len);
@@ -64,6 +60,7 @@ static u32 kiwi_crc_lib(u32 crc, const void *p, unsigned int len)
 int kiwi_crc_init(void)
 {
 	u64 crypto_mbs, table_mbs;
+	bool table;
 	u8 *buf;
 
 	if (!strcmp(crc_impl, "table")) {
@@ -81,20 +78,20 @@ int kiwi_crc_init(void)
 	if (!buf)
 		return -ENOMEM;
 	memset(buf, 0x5a, KIWI_CRC_PROBE_LEN);
-	if (kiwi_crc_crypto(~0U, buf, KIWI_CRC_PROBE_LEN) !=
+	if (crc32c(~0U, buf, KIWI_CRC_PROBE_LEN) !=
 	    kiwi_crc_lib(~0U, buf, KIWI_CRC_PROBE_LEN)) {
 		/* Cannot happen with a sane kernel; stay with crypto. */
 		pr_warn("CRC32c implementations disagree, using crypto\n");
 		kfree(buf);
 		return 0;
 	}
-	crypto_mbs = kiwi_crc_speed(kiwi_crc_crypto, buf);
+	crypto_mbs = kiwi_crc_speed(crc32c, buf);
 	table_mbs = kiwi_crc_speed(kiwi_crc_lib, buf);
 	kfree(buf);
-	if (table_mbs > crypto_mbs)
+	table = table_mbs > crypto_mbs;
+	if (table)
 		static_branch_enable(&kiwi_crc_table);
 	pr_info("CRC32c: crypto %llu MB/s, table %llu MB/s: using %s\n",
-		crypto_mbs, table_mbs,
-		table_mbs > crypto_mbs ? "table" : "crypto");
+		crypto_mbs, table_mbs, table ? "table" : "crypto");
 	return 0;
 }

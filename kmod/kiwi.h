@@ -272,7 +272,6 @@ struct kiwi_rx {
 };
 
 struct kiwi_ep;
-
 struct kiwi_tx_batch;
 
 struct kiwi_qp {
@@ -422,7 +421,6 @@ void kiwi_tx_now(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
 int kiwi_tx_pick_cpu(void);
 extern struct workqueue_struct *kiwi_tx_wq;
-
 
 /* ring.c: queue rings and their mapping */
 int kiwi_ring_init(struct kiwi_ring *r, struct ib_udata *udata, u32 size,

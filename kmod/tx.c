@@ -170,6 +170,13 @@ static u8 *kiwi_tx_slot(struct kiwi_qp *qp)
 	return qp->tx_hdr + qp->tx_batch->nfpdu * KIWI_TX_SLOT;
 }
 
+static void kiwi_tx_batch_reset(struct kiwi_tx_batch *b)
+{
+	b->nbv = 0;
+	b->nfpdu = 0;
+	b->bytes = 0;
+}
+
 /* Hand the batch to TCP.  Returns 0 or a negative errno. */
 static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
 			 bool more)
@@ -183,9 +190,7 @@ static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
 	if (more)
 		msg.msg_flags |= MSG_MORE;
 	iov_iter_bvec(&msg.msg_iter, WRITE, b->bv, b->nbv, total);
-	b->nbv = 0;
-	b->nfpdu = 0;
-	b->bytes = 0;
+	kiwi_tx_batch_reset(b);	/* the iterator holds what it needs */
 	rv = sock_sendmsg(sock, &msg);
 	if (rv == total)
 		return 0;
@@ -219,9 +224,7 @@ static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 	rv = kiwi_tx_map_src(src, off, len, b->bv + nbv,
 			     KIWI_TX_BVECS - nbv - 1, &crc, qp->crc);
 	if (rv < 0) {
-		b->nbv = 0;	/* drop the batch: the stream stays framed */
-		b->nfpdu = 0;
-		b->bytes = 0;
+		kiwi_tx_batch_reset(b);	/* unsent: the stream stays framed */
 		return rv;
 	}
 	nbv += rv;
