@@ -99,14 +99,8 @@ pyverbs_rdmacm() {
 	done <"$TMPD/pyv"
 }
 
-echo "TAP version 13"
-if ! setup >"$TMPD/setup" 2>&1; then
-	notok "setup: two namespaces, veth, kiwi0/kiwi1"
-	diag "$TMPD/setup"
-	tap_end
-	exit 1
-fi
-ok "setup: two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
+tap_setup "two namespaces, veth, kiwi0/kiwi1" \
+	"two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 
 for size in 64 4096 65535; do
 	rping_test kiwi $SRV $size "$COUNT"

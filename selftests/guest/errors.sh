@@ -202,14 +202,8 @@ run_case() {
 	fi
 }
 
-echo "TAP version 13"
-if ! setup >"$TMPD/setup" 2>&1; then
-	notok "setup: two namespaces, veth, kiwi0/kiwi1"
-	diag "$TMPD/setup"
-	tap_end
-	exit 1
-fi
-ok "setup: two namespaces, veth, kiwi0/kiwi1"
+tap_setup "two namespaces, veth, kiwi0/kiwi1" \
+	"two namespaces, veth, kiwi0/kiwi1"
 exec {RFD}<>"$TMPD/ready"
 
 # Expected TERMINATEs (layer/type/code): RFC 5041 7.2 for DDP (layer

@@ -47,14 +47,8 @@ direction() {
 	done
 }
 
-echo "TAP version 13"
-if ! setup >"$TMPD/setup" 2>&1; then
-	notok "setup: kiwi and siw devices on two veth pairs"
-	diag "$TMPD/setup"
-	tap_end
-	exit 1
-fi
-ok "setup: kiwi0<->siw0 and siw1<->kiwi1 on veth pairs (MTU $MTU)"
+tap_setup "kiwi and siw devices on two veth pairs" \
+	"kiwi0<->siw0 and siw1<->kiwi1 on veth pairs (MTU $MTU)"
 
 for crc in 1 0; do
 	echo "$crc" >/sys/module/kiwi/parameters/crc

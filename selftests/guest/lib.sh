@@ -24,6 +24,19 @@ tap_end() {
 	[ $NFAIL -eq 0 ]
 }
 
+# tap_setup FAILLABEL OKLABEL: start the TAP stream and run the script's
+# setup(); if that fails, report it with its output and end the script.
+tap_setup() {
+	echo "TAP version 13"
+	if ! setup >"$TMPD/setup" 2>&1; then
+		notok "setup: $1"
+		diag "$TMPD/setup"
+		tap_end
+		exit 1
+	fi
+	ok "setup: $2"
+}
+
 # netns_up: the two namespaces with loopback up.
 netns_up() {
 	ip netns add kwa && ip netns add kwb &&
