@@ -16,6 +16,7 @@
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <linux/version.h>
 #include <linux/workqueue.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
@@ -173,6 +174,10 @@ static void kiwi_sock_tune(struct sock *sk)
 {
 	tcp_sock_set_nodelay(sk);
 	sock_set_rcvbuf(sk, READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_rmem[2]) / 2);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	/* READ responses may go out from softirq: not the task's frag. */
+	sk->sk_use_task_frag = false;
+#endif
 }
 
 /* ---- socket callbacks ---- */

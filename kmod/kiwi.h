@@ -269,6 +269,7 @@ struct kiwi_rx {
 	u32 msn[KIWI_QN_COUNT];		/* next expected MSN per queue */
 	u32 orq_skip;			/* our RTR READ is outstanding */
 	bool rtr_resp;			/* current FPDU answers it */
+	bool resp_due;			/* a READ request awaits an answer */
 };
 
 struct kiwi_ep;
@@ -319,6 +320,7 @@ struct kiwi_qp {
 	struct work_struct tx_work;
 	int tx_cpu;			/* where tx_work runs: keeps order */
 	struct mutex tx_mutex;		/* one sender: worker or doorbell */
+	unsigned long tx_owned;		/* bit 0: a sender is active */
 	spinlock_t irq_lock;
 	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
 	u32 irq_head;
@@ -416,10 +418,12 @@ void kiwi_rx_release(struct kiwi_qp *qp);
 /* tx.c: FPDU transmit */
 int kiwi_tx_init(struct kiwi_qp *qp);
 void kiwi_tx_free(struct kiwi_qp *qp);
+#define KIWI_TX_CPU_PICK	(-2)	/* tx_cpu: picked at the first kick */
 void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_tx_start(struct kiwi_qp *qp);
 void kiwi_tx_now(struct kiwi_qp *qp);
+void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_tx_work(struct work_struct *work);
-int kiwi_tx_pick_cpu(void);
 extern struct workqueue_struct *kiwi_tx_wq;
 
 /* ring.c: queue rings and their mapping */

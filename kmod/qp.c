@@ -353,11 +353,28 @@ static void kiwi_qp_read_end(struct kiwi_qp *qp, enum ib_wc_status status)
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
+/* Is send queue work waiting, maybe for an ORD credit or a fence? */
+static bool kiwi_sq_waiting(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool sane, waiting;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	waiting = qp->sq_loaded || kiwi_sq_posted(qp, &sane) > qp->sq_tx;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return waiting || !sane;
+}
+
 void kiwi_qp_read_done(struct kiwi_qp *qp)
 {
 	kiwi_qp_read_end(qp, IB_WC_SUCCESS);
 	kiwi_qp_retire_sq(qp);
-	kiwi_tx_kick(qp);	/* an ORD credit or a fence may be free now */
+	/*
+	 * The freed ORD credit matters only to a WQE already waiting; an
+	 * idle send queue needs no worker wake-up (one per READ otherwise).
+	 */
+	if (kiwi_sq_waiting(qp))
+		kiwi_tx_kick(qp);
 }
 
 /* Completes with @status when the QP is flushed, which follows. */
@@ -765,7 +782,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	qp->term_pending = false;
 	qp->irq_head = 0;
 	qp->irq_count = 0;
-	qp->tx_cpu = kiwi_tx_pick_cpu();
+	qp->tx_cpu = KIWI_TX_CPU_PICK;	/* at the first kick */
 	WRITE_ONCE(qp->sock, sock);
 	WRITE_ONCE(qp->ep, ep);
 	qp->ib_state = IB_QPS_RTS;
@@ -773,7 +790,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	kiwi_qp_publish_state(qp);
 	/* WQEs posted before the connection are sent now. */
 	WRITE_ONCE(qp->sq_ring.ctl->flags, KIWI_RING_F_BUSY);
-	kiwi_tx_kick(qp);
+	kiwi_tx_start(qp);
 out:
 	mutex_unlock(&qp->state_lock);
 	return rv;

@@ -362,7 +362,7 @@ static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
 	e->sent = 0;
 	qp->irq_count++;
 	spin_unlock_irqrestore(&qp->irq_lock, flags);
-	kiwi_tx_kick(qp);
+	rx->resp_due = true;	/* answered after this socket read */
 }
 
 static void kiwi_rx_terminate_done(struct kiwi_qp *qp)
@@ -531,6 +531,10 @@ void kiwi_rx_data_ready(struct sock *sk)
 	if (qp) {
 		rd.arg.data = qp;
 		tcp_read_sock(sk, &rd, kiwi_rx_actor);
+		if (qp->rx.resp_due) {
+			qp->rx.resp_due = false;
+			kiwi_tx_respond(qp, sk);
+		}
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }

@@ -40,6 +40,7 @@ struct kiwi_tx_batch {
 	u32 nbv;
 	u32 nfpdu;
 	u32 bytes;
+	bool atomic;	/* receive path: socket held, no sleeping */
 };
 
 /* Where an FPDU's payload comes from. */
@@ -177,7 +178,11 @@ static void kiwi_tx_batch_reset(struct kiwi_tx_batch *b)
 	b->bytes = 0;
 }
 
-/* Hand the batch to TCP.  Returns 0 or a negative errno. */
+/*
+ * Hand the batch to TCP.  Returns 0 or a negative errno.  An atomic
+ * batch goes to the socket the caller already holds, without waiting:
+ * -EAGAIN then means that nothing of it was sent.
+ */
 static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
 			 bool more)
 {
@@ -191,7 +196,14 @@ static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
 		msg.msg_flags |= MSG_MORE;
 	iov_iter_bvec(&msg.msg_iter, WRITE, b->bv, b->nbv, total);
 	kiwi_tx_batch_reset(b);	/* the iterator holds what it needs */
-	rv = sock_sendmsg(sock, &msg);
+	if (b->atomic) {
+		msg.msg_flags |= MSG_DONTWAIT;
+		rv = tcp_sendmsg_locked(sock->sk, &msg, total);
+		if (rv < 0)
+			return -EAGAIN;
+	} else {
+		rv = sock_sendmsg(sock, &msg);
+	}
 	if (rv == total)
 		return 0;
 	return rv < 0 ? rv : -EIO;
@@ -501,12 +513,48 @@ static struct socket *kiwi_tx_sock(struct kiwi_qp *qp)
 }
 
 /*
+ * tx_owned bit 0 is held while FPDUs are built and sent: by a process
+ * context sender (under tx_mutex, for a whole run, sleeping in sendmsg
+ * at times), or by the receive path answering a READ, which only tries
+ * and never waits.  The latter holds it briefly with bottom halves off,
+ * so spinning here for it is short.
+ */
+static void kiwi_tx_own(struct kiwi_qp *qp)
+{
+	while (test_and_set_bit_lock(0, &qp->tx_owned))
+		cpu_relax();
+}
+
+static void kiwi_tx_disown(struct kiwi_qp *qp)
+{
+	clear_bit_unlock(0, &qp->tx_owned);
+}
+
+/* What a failed send means for the QP. */
+static void kiwi_tx_failed(struct kiwi_qp *qp, int rv)
+{
+	if (rv == -EINVAL)
+		/* Our own bad source: a local error, report and stop. */
+		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
+			      KIWI_RC_CATASTROPHIC_STREAM);
+	else if (rv)
+		kiwi_qp_error(qp, KIWI_TL_LLP, 0, KIWI_LC_TCP_ERR);
+}
+
+/* Bytes a WQE puts on the wire: a READ request is small, whatever it asks. */
+static u32 kiwi_sqe_wire_bytes(const struct kiwi_sqe *sqe)
+{
+	return kiwi_wr_is_read(sqe->opcode) ? 0 : sqe->bytes;
+}
+
+/*
  * Send what is due: a TERMINATE, the RTR message, READ responses, then
  * send queue work.  With a @budget (bytes, from the doorbell) stop before
  * READ responses or a WQE that would exceed it.  Returns true if work is
- * left for the worker.  Under tx_mutex: one sender per QP.
+ * left for the worker.  Under tx_mutex and tx_owned: one sender per QP.
  */
-static bool kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock, u32 budget)
+static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
+			  u32 budget)
 {
 	bool inline_tx = budget, left = false;
 	struct kiwi_irqe e;
@@ -536,21 +584,26 @@ static bool kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock, u32 budget)
 		if (!sqe)
 			break;
 		if (inline_tx) {
-			if (sqe->bytes > budget) {
+			if (kiwi_sqe_wire_bytes(sqe) > budget) {
 				left = true;
 				break;
 			}
-			budget -= sqe->bytes;
+			budget -= kiwi_sqe_wire_bytes(sqe);
 		}
 		rv = kiwi_tx_sqe(qp, sock, sqe);
 	}
-	if (rv == -EINVAL)
-		/* Our own bad source: a local error, report and stop. */
-		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
-			      KIWI_RC_CATASTROPHIC_STREAM);
-	else if (rv)
-		kiwi_qp_error(qp, KIWI_TL_LLP, 0, KIWI_LC_TCP_ERR);
+	kiwi_tx_failed(qp, rv);
 	return left || READ_ONCE(qp->term_pending);
+}
+
+static bool kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock, u32 budget)
+{
+	bool left;
+
+	kiwi_tx_own(qp);
+	left = __kiwi_tx_run(qp, sock, budget);
+	kiwi_tx_disown(qp);
+	return left;
 }
 
 void kiwi_tx_work(struct work_struct *work)
@@ -597,26 +650,103 @@ void kiwi_tx_now(struct kiwi_qp *qp)
 }
 
 /*
- * Each connection sends from one CPU, chosen round-robin when it comes
- * up.  Over loopback and veth the receiver's TCP runs on the sending
- * CPU's backlog; a sender hopping between CPUs reorders its own
- * segments there, and the peer's duplicate ACKs then cost fast
- * retransmits and a halved congestion window.
+ * Each connection sends from one CPU.  Over loopback and veth the
+ * receiver's TCP runs on the sending CPU's backlog; a sender hopping
+ * between CPUs reorders its own segments there, and the peer's
+ * duplicate ACKs then cost fast retransmits and a halved congestion
+ * window.  The CPU is chosen at the first kick, round-robin but not the
+ * kicking CPU: that one runs the application posting the work (or the
+ * softirq of the peer that asked for it), which is then left to itself.
  */
-int kiwi_tx_pick_cpu(void)
+static int kiwi_tx_pick_cpu(void)
 {
 	static atomic_t next = ATOMIC_INIT(0);
 	unsigned int n = num_online_cpus();
-	int cpu;
+	unsigned int i = (unsigned int)atomic_inc_return(&next);
+	int cpu = cpumask_nth(i % n, cpu_online_mask);
 
-	cpu = cpumask_nth((unsigned int)atomic_inc_return(&next) % n,
-			  cpu_online_mask);
+	if (cpu == raw_smp_processor_id() && n > 1)
+		cpu = cpumask_nth((i + 1) % n, cpu_online_mask);
 	return cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND;
 }
 
 void kiwi_tx_kick(struct kiwi_qp *qp)
 {
-	queue_work_on(qp->tx_cpu, kiwi_tx_wq, &qp->tx_work);
+	int cpu = READ_ONCE(qp->tx_cpu);
+
+	if (cpu == KIWI_TX_CPU_PICK) {
+		int old = cmpxchg(&qp->tx_cpu, KIWI_TX_CPU_PICK,
+				  kiwi_tx_pick_cpu());
+
+		cpu = old == KIWI_TX_CPU_PICK ? READ_ONCE(qp->tx_cpu) : old;
+	}
+	queue_work_on(cpu, kiwi_tx_wq, &qp->tx_work);
+}
+
+/* At connection: send what was posted before, leaving the CPU unpicked. */
+void kiwi_tx_start(struct kiwi_qp *qp)
+{
+	queue_work(kiwi_tx_wq, &qp->tx_work);
+}
+
+/*
+ * Answer a small READ from the receive path (socket callback, socket
+ * held): no worker wake-up, and a local requester gets the response in
+ * the same softirq.  Only when no other sender is active, no older READ
+ * waits and TCP has room: the response then goes out whole or, if TCP
+ * takes none of it, is left to the worker.  Returns true if it is done.
+ */
+static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
+{
+	struct kiwi_tx_batch *b = qp->tx_batch;
+	gfp_t gfp = sk->sk_allocation;
+	struct kiwi_irqe e;
+	unsigned long flags;
+	bool ok;
+	int rv;
+
+	if (READ_ONCE(qp->state) != KIWI_QP_RTS ||
+	    READ_ONCE(qp->term_pending) || READ_ONCE(qp->rtr_pending) ||
+	    b->nbv || !sk->sk_socket ||
+	    sk_stream_wspace(sk) < KIWI_TX_INLINE_ROOM)
+		return false;
+	spin_lock_irqsave(&qp->irq_lock, flags);
+	e = qp->irq[qp->irq_head];
+	ok = qp->irq_count == 1 && e.len <= KIWI_TX_INLINE_MAX;
+	spin_unlock_irqrestore(&qp->irq_lock, flags);
+	if (!ok)
+		return false;
+
+	/* No sleeping allocations, and not the interrupted task's frag. */
+	sk->sk_allocation = GFP_ATOMIC;
+	b->atomic = true;
+	rv = kiwi_tx_read_resp(qp, sk->sk_socket, &e);
+	b->atomic = false;
+	sk->sk_allocation = gfp;
+	/* Nothing sent: the worker sends it, or reports the bad source. */
+	if (rv == -EAGAIN || rv == -EINVAL)
+		return false;
+
+	spin_lock_irqsave(&qp->irq_lock, flags);
+	qp->irq_head = (qp->irq_head + 1) % KIWI_MAX_IRD;
+	qp->irq_count--;
+	spin_unlock_irqrestore(&qp->irq_lock, flags);
+	kiwi_tx_failed(qp, rv);	/* after a partial send the stream is lost */
+	return true;
+}
+
+void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk)
+{
+	bool done = false;
+
+	local_bh_disable();
+	if (!test_and_set_bit_lock(0, &qp->tx_owned)) {
+		done = kiwi_tx_resp_atomic(qp, sk);
+		kiwi_tx_disown(qp);
+	}
+	local_bh_enable();
+	if (!done)
+		kiwi_tx_kick(qp);
 }
 
 int kiwi_tx_init(struct kiwi_qp *qp)
