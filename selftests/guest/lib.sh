@@ -107,6 +107,10 @@ perf_run() {
 	A timeout 280 "$tool" -R -d "$cdev" -F -n "$iters" "$@" "$addr" \
 		>"$TMPD/cli" 2>&1
 	PERF_RC=$?
+	# A client that failed before connecting leaves the server waiting
+	# for its full timeout.
+	[ $PERF_RC -ne 0 ] && grep -qs "RDMA_CM_EVENT_REJECTED" "$TMPD/cli" &&
+		pkill -x "$tool"
 	wait $spid
 	# Result rows start with the message size.  A SEND is complete at
 	# the sender once TCP has it, so ib_send_bw's figure that means
@@ -121,16 +125,23 @@ perf_run() {
 # succeeds with a non-zero result (bandwidth or latency column 4).
 # perftest calibrates its clock first and, when the guest is starved of
 # CPU, fails that ("Correlation coefficient r^2 ... < 0.9") and reports
-# 0.00; only such runs are repeated, up to three in all.
+# 0.00.  Rarely (about 1 in 100 back-to-back runs, cause not yet known)
+# the client's connect is rejected (-111) before any data moves.  Only
+# such runs are repeated, up to three in all, each with a note.
 perf_test() {
 	local label=$1 try
 	shift
 
 	for try in 1 2 3; do
 		perf_run "$@"
-		grep -q "Correlation coefficient" "$TMPD/cli" "$TMPD/srv" ||
+		if grep -q "Correlation coefficient" "$TMPD/cli" "$TMPD/srv"; then
+			echo "# $label: $5: perftest clock calibration failed, run $try of 3"
+		elif [ $PERF_RC -ne 0 ] &&
+		     grep -q "RDMA_CM_EVENT_REJECTED" "$TMPD/cli"; then
+			echo "# $label: $5: connect rejected before any data, run $try of 3"
+		else
 			break
-		echo "# $label: $5: perftest clock calibration failed, run $try of 3"
+		fi
 	done
 	shift 4
 	if [ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] &&
