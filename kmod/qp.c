@@ -357,7 +357,7 @@ static void kiwi_qp_read_end(struct kiwi_qp *qp, enum ib_wc_status status)
 static bool kiwi_sq_waiting(struct kiwi_qp *qp)
 {
 	unsigned long flags;
-	bool sane, waiting;
+	bool sane = true, waiting;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	waiting = qp->sq_loaded || kiwi_sq_posted(qp, &sane) > qp->sq_tx;

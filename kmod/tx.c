@@ -451,6 +451,13 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
  * the response goes out: the peer may issue its next READ the moment
  * the last response byte arrives, before sendmsg() returns here.
  */
+/* Under irq_lock: drop the oldest inbound READ. */
+static void kiwi_irq_pop(struct kiwi_qp *qp)
+{
+	qp->irq_head = (qp->irq_head + 1) % KIWI_MAX_IRD;
+	qp->irq_count--;
+}
+
 static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
 {
 	unsigned long flags;
@@ -459,8 +466,7 @@ static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
 	spin_lock_irqsave(&qp->irq_lock, flags);
 	if (qp->irq_count) {
 		*e = qp->irq[qp->irq_head];
-		qp->irq_head = (qp->irq_head + 1) % KIWI_MAX_IRD;
-		qp->irq_count--;
+		kiwi_irq_pop(qp);
 		ok = true;
 	}
 	spin_unlock_irqrestore(&qp->irq_lock, flags);
@@ -519,9 +525,14 @@ static struct socket *kiwi_tx_sock(struct kiwi_qp *qp)
  * and never waits.  The latter holds it briefly with bottom halves off,
  * so spinning here for it is short.
  */
+static bool kiwi_tx_try_own(struct kiwi_qp *qp)
+{
+	return !test_and_set_bit_lock(0, &qp->tx_owned);
+}
+
 static void kiwi_tx_own(struct kiwi_qp *qp)
 {
-	while (test_and_set_bit_lock(0, &qp->tx_owned))
+	while (!kiwi_tx_try_own(qp))
 		cpu_relax();
 }
 
@@ -675,10 +686,10 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 	int cpu = READ_ONCE(qp->tx_cpu);
 
 	if (cpu == KIWI_TX_CPU_PICK) {
-		int old = cmpxchg(&qp->tx_cpu, KIWI_TX_CPU_PICK,
-				  kiwi_tx_pick_cpu());
+		int pick = kiwi_tx_pick_cpu();
+		int old = cmpxchg(&qp->tx_cpu, KIWI_TX_CPU_PICK, pick);
 
-		cpu = old == KIWI_TX_CPU_PICK ? READ_ONCE(qp->tx_cpu) : old;
+		cpu = old == KIWI_TX_CPU_PICK ? pick : old;	/* first wins */
 	}
 	queue_work_on(cpu, kiwi_tx_wq, &qp->tx_work);
 }
@@ -728,8 +739,7 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 		return false;
 
 	spin_lock_irqsave(&qp->irq_lock, flags);
-	qp->irq_head = (qp->irq_head + 1) % KIWI_MAX_IRD;
-	qp->irq_count--;
+	kiwi_irq_pop(qp);
 	spin_unlock_irqrestore(&qp->irq_lock, flags);
 	kiwi_tx_failed(qp, rv);	/* after a partial send the stream is lost */
 	return true;
@@ -740,7 +750,7 @@ void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk)
 	bool done = false;
 
 	local_bh_disable();
-	if (!test_and_set_bit_lock(0, &qp->tx_owned)) {
+	if (kiwi_tx_try_own(qp)) {
 		done = kiwi_tx_resp_atomic(qp, sk);
 		kiwi_tx_disown(qp);
 	}
