@@ -94,8 +94,9 @@ rping_test() {
 }
 
 # perf_run SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: one perftest run over
-# rdma_cm; sets PERF_RC (the client's exit status) and PERF_ROW (the
-# result row: the client's, for ib_send_bw the server's).
+# rdma_cm; sets PERF_RC (the client's exit status), PERF_ROW (the result
+# row: the client's, for ib_send_bw the server's) and PERF_REJECTED (1 if
+# the client's connect was rejected).
 perf_run() {
 	local sdev=$1 cdev=$2 addr=$3 iters=$4 tool=$5
 	shift 5
@@ -107,10 +108,14 @@ perf_run() {
 	A timeout 280 "$tool" -R -d "$cdev" -F -n "$iters" "$@" "$addr" \
 		>"$TMPD/cli" 2>&1
 	PERF_RC=$?
-	# A client that failed before connecting leaves the server waiting
-	# for its full timeout.
-	[ $PERF_RC -ne 0 ] && grep -qs "RDMA_CM_EVENT_REJECTED" "$TMPD/cli" &&
+	# A client rejected before connecting leaves the server waiting for
+	# its full timeout.
+	PERF_REJECTED=
+	if [ $PERF_RC -ne 0 ] &&
+	   grep -qs "RDMA_CM_EVENT_REJECTED" "$TMPD/cli"; then
+		PERF_REJECTED=1
 		pkill -x "$tool"
+	fi
 	wait $spid
 	# Result rows start with the message size.  A SEND is complete at
 	# the sender once TCP has it, so ib_send_bw's figure that means
@@ -136,8 +141,7 @@ perf_test() {
 		perf_run "$@"
 		if grep -q "Correlation coefficient" "$TMPD/cli" "$TMPD/srv"; then
 			echo "# $label: $5: perftest clock calibration failed, run $try of 3"
-		elif [ $PERF_RC -ne 0 ] &&
-		     grep -q "RDMA_CM_EVENT_REJECTED" "$TMPD/cli"; then
+		elif [ -n "$PERF_REJECTED" ]; then
 			echo "# $label: $5: connect rejected before any data, run $try of 3"
 		else
 			break
