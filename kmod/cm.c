@@ -228,6 +228,8 @@ static void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 	sk->sk_state_change = ep->saved_state_change;
 	sk->sk_write_space = ep->saved_write_space;
 	write_unlock_bh(&sk->sk_callback_lock);
+	if (ep->qp)
+		kiwi_rx_stop(ep->qp);	/* its worker is done with sk */
 
 	if (abort)
 		sock_no_linger(sk);	/* close with RST */

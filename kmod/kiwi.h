@@ -270,6 +270,7 @@ struct kiwi_rx {
 	u32 orq_skip;			/* our RTR READ is outstanding */
 	bool rtr_resp;			/* current FPDU answers it */
 	bool resp_due;			/* a READ request awaits an answer */
+	bool worker;			/* bulk: rx_work reads the socket */
 };
 
 struct kiwi_ep;
@@ -315,6 +316,9 @@ struct kiwi_qp {
 	bool crc;			/* MPA CRC32c negotiated */
 
 	struct kiwi_rx rx;
+	struct work_struct rx_work;	/* places bulk data off the softirq */
+	struct sock *rx_sk;		/* rx_work's socket */
+	int rx_cpu;			/* where rx_work runs, -1 unpicked */
 
 	/* Transmit: one work item per QP serialises all sending. */
 	struct work_struct tx_work;
@@ -399,6 +403,10 @@ static inline bool kiwi_res_get(atomic_t *count, u32 max)
 	return atomic_add_unless(count, 1, max);
 }
 
+/* main.c */
+extern struct workqueue_struct *kiwi_wq;
+int kiwi_pick_cpu(void);
+
 /* cm.c: connection management (iw_cm provider) */
 int kiwi_cm_init(void);
 void kiwi_cm_exit(void);
@@ -412,6 +420,8 @@ struct kiwi_qp *kiwi_cm_ep_qp(struct kiwi_ep *ep);
 
 /* rx.c: DDP/RDMAP receive and direct placement */
 void kiwi_rx_data_ready(struct sock *sk);
+void kiwi_rx_init(struct kiwi_qp *qp);
+void kiwi_rx_stop(struct kiwi_qp *qp);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_release(struct kiwi_qp *qp);
 
@@ -424,7 +434,6 @@ void kiwi_tx_start(struct kiwi_qp *qp);
 void kiwi_tx_now(struct kiwi_qp *qp);
 void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_tx_work(struct work_struct *work);
-extern struct workqueue_struct *kiwi_tx_wq;
 
 /* ring.c: queue rings and their mapping */
 int kiwi_ring_init(struct kiwi_ring *r, struct ib_udata *udata, u32 size,

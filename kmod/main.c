@@ -51,6 +51,26 @@ module_param_named(crc, kiwi_crc_default, bool, 0644);
 MODULE_PARM_DESC(crc, "Request MPA CRC32c on new connections (default Y)");
 
 /* All kiwi devices, for module unload. */
+/* Per-QP send and bulk receive work (tx.c, rx.c). */
+struct workqueue_struct *kiwi_wq;
+
+/*
+ * A CPU for a connection's work, round-robin over the online ones but
+ * not the calling CPU when there is another: the caller is busy with
+ * the application or with the packets that asked for the work.
+ */
+int kiwi_pick_cpu(void)
+{
+	static atomic_t next = ATOMIC_INIT(0);
+	unsigned int n = num_online_cpus();
+	unsigned int i = (unsigned int)atomic_inc_return(&next);
+	int cpu = cpumask_nth(i % n, cpu_online_mask);
+
+	if (cpu == raw_smp_processor_id() && n > 1)
+		cpu = cpumask_nth((i + 1) % n, cpu_online_mask);
+	return cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND;
+}
+
 static LIST_HEAD(kiwi_dev_list);
 static DEFINE_MUTEX(kiwi_dev_mutex);
 
@@ -350,14 +370,15 @@ static int __init kiwi_init(void)
 	if (rv)
 		return rv;
 	/*
-	 * Per-QP send work may block in sendmsg; the workqueue adds workers
-	 * as needed.  Bound: each QP sends from its own CPU (tx.c).  High
+	 * Per-QP send and bulk receive work; a sender may block in sendmsg,
+	 * the workqueue adds workers as needed.  Bound: each QP sends from
+	 * its own CPU (tx.c) and places bulk data on another (rx.c).  High
 	 * priority, as for a NIC's queues: RDMA applications often
 	 * busy-poll their CQs and would otherwise share a CPU evenly with
 	 * the very work they are waiting for.
 	 */
-	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
-	if (!kiwi_tx_wq) {
+	kiwi_wq = alloc_workqueue("kiwi", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	if (!kiwi_wq) {
 		rv = -ENOMEM;
 		goto err_cm;
 	}
@@ -369,7 +390,7 @@ static int __init kiwi_init(void)
 	return 0;
 
 err_tx:
-	destroy_workqueue(kiwi_tx_wq);
+	destroy_workqueue(kiwi_wq);
 err_cm:
 	kiwi_cm_exit();
 	return rv;
@@ -397,7 +418,7 @@ static void __exit kiwi_exit(void)
 		ib_unregister_device(&kdev->ibdev);
 		put_device(&kdev->ibdev.dev);
 	}
-	destroy_workqueue(kiwi_tx_wq);
+	destroy_workqueue(kiwi_wq);
 	kiwi_cm_exit();
 	pr_info("unloaded\n");
 }

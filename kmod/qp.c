@@ -783,6 +783,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	qp->irq_head = 0;
 	qp->irq_count = 0;
 	qp->tx_cpu = KIWI_TX_CPU_PICK;	/* at the first kick */
+	qp->rx_cpu = -1;
 	WRITE_ONCE(qp->sock, sock);
 	WRITE_ONCE(qp->ep, ep);
 	qp->ib_state = IB_QPS_RTS;
@@ -961,7 +962,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = kiwi_tx_init(qp);
 	if (rv)
 		goto err;
-	kiwi_rx_reset(qp);
+	kiwi_rx_init(qp);
 	kiwi_qp_reset_msn(qp);
 	kiwi_qp_publish_state(qp);
 	qp->cap = attr->cap;
@@ -1006,6 +1007,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->freed);
 
 	cancel_work_sync(&qp->tx_work);
+	kiwi_rx_stop(qp);
 	kiwi_tx_free(qp);
 	kiwi_qp_free_queues(qp);
 	atomic_dec(&kdev->num_qp);

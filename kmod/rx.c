@@ -4,8 +4,9 @@
  * placement from the socket's skbs into registered memory.
  *
  * Runs as the socket's data_ready callback (softirq, or process context
- * under lock_sock) through tcp_read_sock(), so payload is copied exactly
- * once: from the skb to its final place.  FPDUs may be split across skbs
+ * under lock_sock) through tcp_read_sock(), or for bulk data in a worker
+ * holding the socket, so payload is copied exactly once: from the skb to
+ * its final place.  FPDUs may be split across skbs
  * and an skb may carry several FPDUs; the parser keeps its position in
  * qp->rx.  Everything in a header is checked before a byte is placed;
  * any violation terminates the stream (RFC 5040 section 7).
@@ -510,33 +511,140 @@ static int kiwi_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 	int n;
 
 	while (done < len) {
-		if (qp->rx.dead)
-			return len;	/* discard: the stream is over */
+		if (qp->rx.dead) {
+			done = len;	/* discard: the stream is over */
+			break;
+		}
 		n = kiwi_rx_step(qp, skb, off + done, len - done);
-		if (n < 0)
-			return len;
+		if (n < 0) {
+			done = len;
+			break;
+		}
 		done += n;
 	}
+	rd->count -= min(rd->count, done);	/* 0 ends the read */
 	return done;
+}
+
+/*
+ * Read what the socket holds, up to about @budget bytes (whole skbs),
+ * then answer a READ request found on the way.  Bottom halves are off,
+ * the socket held.  Returns the bytes read.
+ */
+static size_t kiwi_rx_read(struct kiwi_qp *qp, struct sock *sk,
+			   size_t budget)
+{
+	read_descriptor_t rd = { .arg.data = qp, .count = budget };
+	int n = tcp_read_sock(sk, &rd, kiwi_rx_actor);
+
+	if (qp->rx.resp_due) {
+		qp->rx.resp_due = false;
+		kiwi_tx_respond(qp, sk);
+	}
+	return n > 0 ? n : 0;
+}
+
+/*
+ * Bulk data is placed by a worker on another CPU.  The socket callback
+ * runs wherever the peer's packets are processed: over veth and
+ * loopback that is the sending CPU, which would then also copy and
+ * checksum every byte it receives.  Once rx_offload bytes or more wait
+ * in the socket, rx_work takes the stream over under the socket lock
+ * and hands it back when the socket is drained.  Small messages stay
+ * in the callback, where they cost no wake-up.
+ */
+static unsigned int kiwi_rx_offload = 16384;
+module_param_named(rx_offload, kiwi_rx_offload, uint, 0644);
+MODULE_PARM_DESC(rx_offload,
+		 "Bytes waiting in a socket that make a worker on another CPU place them (0: never; default 16384)");
+
+/* What rx_work places before it lets the socket's backlog in. */
+#define KIWI_RX_WORK_BUDGET	(256 * 1024)
+
+static bool kiwi_rx_bulk(struct sock *sk)
+{
+	unsigned int min = READ_ONCE(kiwi_rx_offload);
+
+	return min && num_online_cpus() > 1 && tcp_inq(sk) >= min;
+}
+
+/*
+ * Hand the stream to rx_work (under the socket, as the parser).  The
+ * CPU is picked once per connection: the peer's packets keep arriving
+ * on the same one, so any other is free of them.
+ */
+static void kiwi_rx_kick(struct kiwi_qp *qp, struct sock *sk)
+{
+	qp->rx.worker = true;
+	qp->rx_sk = sk;
+	if (qp->rx_cpu < 0)
+		qp->rx_cpu = kiwi_pick_cpu();
+	queue_work_on(qp->rx_cpu, kiwi_wq, &qp->rx_work);
+}
+
+static bool kiwi_rx_attached(struct kiwi_qp *qp, struct sock *sk)
+{
+	bool ours;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	ours = sk->sk_user_data && kiwi_cm_ep_qp(sk->sk_user_data) == qp;
+	read_unlock_bh(&sk->sk_callback_lock);
+	return ours;
+}
+
+/*
+ * Owning the socket keeps its callback out: segments arriving meanwhile
+ * wait in the backlog, which release_sock() then processes here.
+ */
+static void kiwi_rx_work(struct work_struct *work)
+{
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, rx_work);
+	struct sock *sk = qp->rx_sk;
+	size_t n;
+
+	lock_sock(sk);
+	if (qp->rx.worker && kiwi_rx_attached(qp, sk)) {
+		local_bh_disable();
+		n = kiwi_rx_read(qp, sk, KIWI_RX_WORK_BUDGET);
+		local_bh_enable();
+		if (n >= KIWI_RX_WORK_BUDGET && tcp_inq(sk))
+			queue_work_on(qp->rx_cpu, kiwi_wq, &qp->rx_work);
+		else
+			qp->rx.worker = false;	/* the callback reads again */
+	}
+	release_sock(sk);
 }
 
 void kiwi_rx_data_ready(struct sock *sk)
 {
-	read_descriptor_t rd = { .count = 1 };
 	struct kiwi_qp *qp = NULL;
 
 	read_lock_bh(&sk->sk_callback_lock);
 	if (sk->sk_user_data)
 		qp = kiwi_cm_ep_qp(sk->sk_user_data);
 	if (qp) {
-		rd.arg.data = qp;
-		tcp_read_sock(sk, &rd, kiwi_rx_actor);
-		if (qp->rx.resp_due) {
-			qp->rx.resp_due = false;
-			kiwi_tx_respond(qp, sk);
-		}
+		if (qp->rx.worker || kiwi_rx_bulk(sk))
+			kiwi_rx_kick(qp, sk);
+		else
+			kiwi_rx_read(qp, sk, SIZE_MAX);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+void kiwi_rx_init(struct kiwi_qp *qp)
+{
+	INIT_WORK(&qp->rx_work, kiwi_rx_work);
+	qp->rx_cpu = -1;
+	kiwi_rx_reset(qp);
+}
+
+/*
+ * The socket no longer calls us (its callbacks are restored): wait for
+ * rx_work to be done with it, before it is released.
+ */
+void kiwi_rx_stop(struct kiwi_qp *qp)
+{
+	cancel_work_sync(&qp->rx_work);
 }
 
 void kiwi_rx_reset(struct kiwi_qp *qp)

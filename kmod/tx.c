@@ -20,7 +20,6 @@
 
 #include "kiwi.h"
 
-struct workqueue_struct *kiwi_tx_wq;
 
 /*
  * FPDUs of one message are gathered into a batch and handed to TCP with
@@ -665,39 +664,27 @@ void kiwi_tx_now(struct kiwi_qp *qp)
  * receiver's TCP runs on the sending CPU's backlog; a sender hopping
  * between CPUs reorders its own segments there, and the peer's
  * duplicate ACKs then cost fast retransmits and a halved congestion
- * window.  The CPU is chosen at the first kick, round-robin but not the
- * kicking CPU: that one runs the application posting the work (or the
- * softirq of the peer that asked for it), which is then left to itself.
+ * window.  The CPU is chosen at the first kick, and not the kicking
+ * CPU: that one runs the application posting the work (or the softirq
+ * of the peer that asked for it), which is then left to itself.
  */
-static int kiwi_tx_pick_cpu(void)
-{
-	static atomic_t next = ATOMIC_INIT(0);
-	unsigned int n = num_online_cpus();
-	unsigned int i = (unsigned int)atomic_inc_return(&next);
-	int cpu = cpumask_nth(i % n, cpu_online_mask);
-
-	if (cpu == raw_smp_processor_id() && n > 1)
-		cpu = cpumask_nth((i + 1) % n, cpu_online_mask);
-	return cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND;
-}
-
 void kiwi_tx_kick(struct kiwi_qp *qp)
 {
 	int cpu = READ_ONCE(qp->tx_cpu);
 
 	if (cpu == KIWI_TX_CPU_PICK) {
-		int pick = kiwi_tx_pick_cpu();
+		int pick = kiwi_pick_cpu();
 		int old = cmpxchg(&qp->tx_cpu, KIWI_TX_CPU_PICK, pick);
 
 		cpu = old == KIWI_TX_CPU_PICK ? pick : old;	/* first wins */
 	}
-	queue_work_on(cpu, kiwi_tx_wq, &qp->tx_work);
+	queue_work_on(cpu, kiwi_wq, &qp->tx_work);
 }
 
 /* At connection: send what was posted before, leaving the CPU unpicked. */
 void kiwi_tx_start(struct kiwi_qp *qp)
 {
-	queue_work(kiwi_tx_wq, &qp->tx_work);
+	queue_work(kiwi_wq, &qp->tx_work);
 }
 
 /*
