@@ -711,6 +711,29 @@ err:
 	return rv;
 }
 
+/*
+ * The connecting socket, bound to the rdma_cm's local address.  The
+ * rdma_cm picked the port in its own port space, from the range TCP
+ * also draws ephemeral ports from; a TCP socket outside the rdma_cm
+ * may hold it (one in TIME_WAIT, bound without SO_REUSEADDR).  Then
+ * any free port does: the connect reply reports the one used.
+ */
+static int kiwi_active_sock(struct iw_cm_id *id, struct socket **sock)
+{
+	struct sockaddr_storage laddr = id->m_local_addr;
+	int rv;
+
+	rv = kiwi_sock_create(sock, (struct sockaddr *)&laddr, id->afonly, 0);
+	if (rv != -EADDRINUSE)
+		return rv;
+	if (laddr.ss_family == AF_INET)
+		((struct sockaddr_in *)&laddr)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&laddr)->sin6_port = 0;
+	return kiwi_sock_create(sock, (struct sockaddr *)&laddr, id->afonly,
+				0);
+}
+
 int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct kiwi_device *kdev = to_kdev(id->device);
@@ -745,8 +768,7 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	       param->private_data_len);
 	ep->mpa_got = param->private_data_len;
 
-	rv = kiwi_sock_create(&sock, (struct sockaddr *)&id->m_local_addr,
-			      id->afonly, 0);
+	rv = kiwi_active_sock(id, &sock);
 	if (rv)
 		goto err;
 

@@ -13,6 +13,7 @@
 #   - the mapped rings with extended verbs (ibv_wr_*, cq_ex) and a send
 #     WQE garbled in the mapped ring (build/selftests/ring_conn),
 #   - error paths: a connection to a port nobody listens on is refused,
+#   - a connect whose rdma_cm port a plain TCP socket holds (cmport.py),
 #   - pyverbs tests.test_rdmacm on kiwi2, a device on a dummy netdev in the
 #     root namespace (the suite runs both ends on one address).
 # Output is TAP 13 with the plan line last; exit status 0 only if all pass.
@@ -42,6 +43,28 @@ refused_test() {
 	else
 		ok "connect to a closed port is refused"
 	fi
+}
+
+# The rdma_cm's port for an active side may be held by a TCP socket
+# outside it (a listener, or one in TIME_WAIT without SO_REUSEADDR): the
+# connect must still work, from another port (cmport.py).
+busy_port_test() {
+	local rc src spid
+	B timeout 60 /usr/bin/python3 "$GUEST_DIR/cmport.py" server $SRV 7176 \
+		>"$TMPD/srv" 2>&1 &
+	spid=$!
+	wait_port $SRV 7176
+	A timeout 50 /usr/bin/python3 "$GUEST_DIR/cmport.py" client \
+		10.91.0.1 47176 $SRV 7176 >"$TMPD/cli" 2>&1
+	rc=$?
+	wait $spid
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
+		ok "connect from a port a TCP listener holds"
+	else
+		notok "connect from a port a TCP listener holds (client $rc, server $src)"
+	fi
+	diag "$TMPD/cli" "$TMPD/srv"
 }
 
 # ring_conn: ibv_wr_* / cq_ex on a connected pair, then a WQE garbled in
@@ -114,5 +137,6 @@ for t in ib_write_lat ib_read_lat ib_send_lat; do
 done
 ring_conn_test
 refused_test
+busy_port_test
 pyverbs_rdmacm
 tap_end
