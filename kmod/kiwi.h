@@ -405,7 +405,7 @@ static inline bool kiwi_res_get(atomic_t *count, u32 max)
 
 /* main.c */
 extern struct workqueue_struct *kiwi_wq;
-int kiwi_pick_cpu(void);
+int kiwi_pick_cpu(int avoid);
 
 /* cm.c: connection management (iw_cm provider) */
 int kiwi_cm_init(void);

@@ -56,17 +56,17 @@ struct workqueue_struct *kiwi_wq;
 
 /*
  * A CPU for a connection's work, round-robin over the online ones but
- * not the calling CPU when there is another: the caller is busy with
- * the application or with the packets that asked for the work.
+ * not @avoid when there is another: that one is busy with the
+ * application or with the packets that asked for the work.
  */
-int kiwi_pick_cpu(void)
+int kiwi_pick_cpu(int avoid)
 {
 	static atomic_t next = ATOMIC_INIT(0);
 	unsigned int n = num_online_cpus();
 	unsigned int i = (unsigned int)atomic_inc_return(&next);
 	int cpu = cpumask_nth(i % n, cpu_online_mask);
 
-	if (cpu == raw_smp_processor_id() && n > 1)
+	if (cpu == avoid && n > 1)
 		cpu = cpumask_nth((i + 1) % n, cpu_online_mask);
 	return cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND;
 }

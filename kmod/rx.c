@@ -569,16 +569,19 @@ static bool kiwi_rx_bulk(struct sock *sk)
 }
 
 /*
- * Hand the stream to rx_work (under the socket, as the parser).  The
- * CPU is picked once per connection: the peer's packets keep arriving
- * on the same one, so any other is free of them.
+ * Hand the stream to rx_work (under the socket, as the parser).  Its
+ * CPU is picked at the first hand-over, other than the one the socket's
+ * packets arrive on: that is where the callback runs, and over veth or
+ * loopback the CPU the peer sends from.  It stays: the peer's segments
+ * also leave from whichever CPU takes our ACKs, so the arrival CPU
+ * wanders, and following it would move the work back and forth.
  */
 static void kiwi_rx_kick(struct kiwi_qp *qp, struct sock *sk)
 {
 	qp->rx.worker = true;
 	qp->rx_sk = sk;
 	if (qp->rx_cpu < 0)
-		qp->rx_cpu = kiwi_pick_cpu();
+		qp->rx_cpu = kiwi_pick_cpu(READ_ONCE(sk->sk_incoming_cpu));
 	queue_work_on(qp->rx_cpu, kiwi_wq, &qp->rx_work);
 }
 

@@ -673,7 +673,7 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 	int cpu = READ_ONCE(qp->tx_cpu);
 
 	if (cpu == KIWI_TX_CPU_PICK) {
-		int pick = kiwi_pick_cpu();
+		int pick = kiwi_pick_cpu(raw_smp_processor_id());
 		int old = cmpxchg(&qp->tx_cpu, KIWI_TX_CPU_PICK, pick);
 
 		cpu = old == KIWI_TX_CPU_PICK ? pick : old;	/* first wins */
