@@ -34,6 +34,11 @@ module_param_named(peer_to_peer, kiwi_p2p, bool, 0644);
 MODULE_PARM_DESC(peer_to_peer,
 		 "Request RFC 6581 peer-to-peer mode with a ready-to-receive message (default Y)");
 
+static bool kiwi_large_fpdu = true;
+module_param_named(large_fpdu, kiwi_large_fpdu, bool, 0644);
+MODULE_PARM_DESC(large_fpdu,
+		 "Offer and accept FPDUs larger than a TCP segment, with peers that agree in the MPA exchange (default Y)");
+
 static struct workqueue_struct *kiwi_cm_wq;
 
 enum kiwi_ep_state {
@@ -78,6 +83,8 @@ struct kiwi_ep {
 	u16 ird;
 	u16 ord;
 	bool crc;
+	bool large;			/* FPDUs beyond one segment: offered,
+					 * then agreed */
 	u16 rtr;			/* RTR message chosen (one bit) */
 
 	void (*saved_data_ready)(struct sock *sk);
@@ -301,6 +308,13 @@ static int kiwi_send_all(struct socket *sock, struct kvec *iov, int n,
 	return rv == len ? 0 : (rv < 0 ? rv : -EIO);
 }
 
+/* Flags of our request, or of an accepting reply (an echo of LARGE). */
+static u8 kiwi_mpa_flags(const struct kiwi_ep *ep)
+{
+	return (ep->crc ? KIWI_MPA_FLAG_C : 0) |
+	       (ep->large ? KIWI_MPA_FLAG_LARGE : 0);
+}
+
 /* Send an MPA request or reply with optional RFC 6581 data. */
 static int kiwi_mpa_send(struct kiwi_ep *ep, bool req, u8 flags,
 			 const void *pd, u16 pd_len)
@@ -376,7 +390,8 @@ static int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	kiwi_ep_cancel_timer(ep);
 	ep->qp->ird = max_t(u16, ep->ird, 1);
 	ep->qp->ord = max_t(u16, ep->ord, 1);
-	rv = kiwi_qp_connected(ep->qp, ep, ep->sock, ep->crc, send_rtr);
+	rv = kiwi_qp_connected(ep->qp, ep, ep->sock, ep->crc, ep->large,
+			       send_rtr);
 	if (rv)
 		return rv;
 
@@ -443,8 +458,7 @@ static void kiwi_active_connected(struct kiwi_ep *ep)
 
 	ep->state = KIWI_EP_AWAIT_REP;
 	/* The request was staged in mpa_buf by kiwi_connect(). */
-	rv = kiwi_mpa_send(ep, true, ep->crc ? KIWI_MPA_FLAG_C : 0, pd,
-			   ep->mpa_got);
+	rv = kiwi_mpa_send(ep, true, kiwi_mpa_flags(ep), pd, ep->mpa_got);
 	ep->mpa_got = 0;
 	if (rv)
 		kiwi_active_fail(ep, rv, NULL, 0);
@@ -469,6 +483,7 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 	}
 	/* Either side asking for CRC makes both use it (RFC 5044 7.1). */
 	ep->crc = ep->crc || m->crc;
+	ep->large = ep->large && m->large;
 	if (m->enhanced) {
 		ep->ord = min_t(u16, ep->ord, m->ird);
 		ep->ird = min_t(u16, ep->ird, KIWI_MAX_IRD);
@@ -507,6 +522,7 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 
 	kiwi_ep_cancel_timer(ep);
 	ep->crc = ep->mpa.crc || READ_ONCE(kiwi_crc_default);
+	ep->large = ep->mpa.large && READ_ONCE(kiwi_large_fpdu);
 	ep->ird = ep->mpa.enhanced ? ep->mpa.ird : KIWI_MAX_IRD;
 	ep->ord = ep->mpa.enhanced ? ep->mpa.ord : KIWI_MAX_ORD;
 	ep->state = KIWI_EP_RECVD_REQ;
@@ -758,6 +774,7 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		return -ENOMEM;
 	ep->initiator = true;
 	ep->crc = READ_ONCE(kiwi_crc_default);
+	ep->large = READ_ONCE(kiwi_large_fpdu);
 	ep->ird = param->ird;
 	ep->ord = param->ord;
 	ep->mpa.rev = KIWI_MPA_REV2;
@@ -847,8 +864,8 @@ int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ep->qp = qp;
 	kiwi_cm_id_set(ep, id);
 
-	rv = kiwi_mpa_send(ep, false, ep->crc ? KIWI_MPA_FLAG_C : 0,
-			   param->private_data, param->private_data_len);
+	rv = kiwi_mpa_send(ep, false, kiwi_mpa_flags(ep), param->private_data,
+			   param->private_data_len);
 	if (!rv)
 		rv = kiwi_ep_go_rts(ep, 0);
 	if (rv) {

@@ -314,6 +314,7 @@ struct kiwi_qp {
 	struct kiwi_ep *ep;
 	struct socket *sock;
 	bool crc;			/* MPA CRC32c negotiated */
+	bool large_fpdu;		/* peer takes FPDUs beyond a segment */
 
 	struct kiwi_rx rx;
 	struct work_struct rx_work;	/* places bulk data off the softirq */
@@ -454,7 +455,7 @@ bool kiwi_qp_orq_head(struct kiwi_qp *qp, struct kiwi_sge *sink, u32 *bytes);
 void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode);
 void kiwi_qp_retire_sq(struct kiwi_qp *qp);
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
-		      struct socket *sock, bool crc, u8 rtr);
+		      struct socket *sock, bool crc, bool large, u8 rtr);
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
 void kiwi_qp_read_done(struct kiwi_qp *qp);

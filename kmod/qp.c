@@ -766,7 +766,7 @@ void kiwi_qp_peer_terminated(struct kiwi_qp *qp)
 
 /* The CM has an established MPA connection for this QP. */
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
-		      struct socket *sock, bool crc, u8 rtr)
+		      struct socket *sock, bool crc, bool large, u8 rtr)
 {
 	int rv = 0;
 
@@ -778,6 +778,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	kiwi_rx_reset(qp);
 	kiwi_qp_reset_msn(qp);
 	qp->crc = crc;
+	qp->large_fpdu = large;
 	qp->rtr_pending = rtr;
 	qp->term_pending = false;
 	qp->irq_head = 0;

@@ -261,11 +261,25 @@ static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 	return kiwi_tx_flush(sock, b, more);
 }
 
-/* Largest payload per FPDU: one TCP segment (optimized MPA, RFC 5044). */
-static u32 kiwi_tx_max_payload(struct socket *sock, u32 hdr_len)
+/*
+ * Payload per FPDU with a peer that agreed to large FPDUs: a 64 KiB
+ * message is two of them, instead of 45 at an MTU of 1500, and TCP
+ * segments them as it likes (its GSO sizes, not its MSS).
+ */
+#define KIWI_TX_LARGE_PAYLOAD	(32 * 1024)
+
+/*
+ * Largest payload per FPDU: one TCP segment (optimized MPA, RFC 5044),
+ * unless the peer takes more.
+ */
+static u32 kiwi_tx_max_payload(struct kiwi_qp *qp, struct socket *sock,
+			       u32 hdr_len)
 {
 	u32 mss = READ_ONCE(tcp_sk(sock->sk)->mss_cache);
 	u32 room;
+
+	if (qp->large_fpdu)
+		return KIWI_TX_LARGE_PAYLOAD;
 
 	mss = clamp_t(u32, mss, 256, KIWI_MPA_MAX_ULPDU + KIWI_MPA_HDR_LEN);
 	room = mss - hdr_len - KIWI_MPA_CRC_LEN;
@@ -323,7 +337,7 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 		op = sqe->flags & IB_SEND_SOLICITED ? KIWI_OP_SEND_SE :
 						      KIWI_OP_SEND;
 	hdr_len = kiwi_hdr_len(op);
-	seg = kiwi_tx_max_payload(sock, hdr_len);
+	seg = kiwi_tx_max_payload(qp, sock, hdr_len);
 
 	do {
 		u32 len = min(seg, sqe->bytes - sqe->sent);
@@ -374,7 +388,7 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 			     struct kiwi_irqe *e)
 {
 	u32 hdr_len = kiwi_hdr_len(KIWI_OP_READ_RESP);
-	u32 seg = kiwi_tx_max_payload(sock, hdr_len);
+	u32 seg = kiwi_tx_max_payload(qp, sock, hdr_len);
 	struct kiwi_src src = { .qp = qp };
 	int rv = 0;
 

@@ -50,6 +50,13 @@
 #define KIWI_MPA_FLAG_C		0x40	/* CRC32c */
 #define KIWI_MPA_FLAG_R		0x20	/* reject (reply only) */
 #define KIWI_MPA_FLAG_ENH	0x10	/* RFC 6581 enhanced setup (rev 2) */
+/*
+ * A reserved bit, which RFC 5044 has receivers ignore.  In a request it
+ * offers FPDUs larger than one TCP segment; echoed in the reply, both
+ * ends may send them.  A peer that knows nothing of it never echoes it.
+ * Linux siw uses this bit the same way (its "GSO" mode, off by default).
+ */
+#define KIWI_MPA_FLAG_LARGE	0x08
 
 struct kiwi_mpa_rr {
 	__u8 key[KIWI_MPA_KEY_LEN];
@@ -343,6 +350,7 @@ struct kiwi_mpa_info {
 	bool reject;
 	bool enhanced;
 	bool p2p;
+	bool large;			/* KIWI_MPA_FLAG_LARGE */
 	__u16 rtr;			/* ZERO/WRITE/READ_RTR bits offered */
 	__u16 ird;
 	__u16 ord;
@@ -378,6 +386,7 @@ kiwi_mpa_parse(const struct kiwi_mpa_rr *rr, const __u8 *pd, __u32 pd_avail,
 		return KIWI_MPA_BAD_PD_LEN;
 	info->crc = rr->flags & KIWI_MPA_FLAG_C;
 	info->markers = rr->flags & KIWI_MPA_FLAG_M;
+	info->large = rr->flags & KIWI_MPA_FLAG_LARGE;
 	info->reject = !req && (rr->flags & KIWI_MPA_FLAG_R);
 	info->pd_len = pd_len;
 	info->ulp_pd_len = pd_len;
