@@ -516,6 +516,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata);
+int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

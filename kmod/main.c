@@ -91,6 +91,7 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dealloc_ucontext = kiwi_dealloc_ucontext,
 	.dereg_mr = kiwi_dereg_mr,
+	.fill_res_qp_entry = kiwi_fill_res_qp_entry,
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,
 	.destroy_srq = kiwi_destroy_srq,

@@ -14,6 +14,9 @@
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <net/netlink.h>
+#include <rdma/restrack.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "kiwi.h"
@@ -1145,6 +1148,34 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->srq = qp->srq ? &qp->srq->ibsrq : NULL;
 	init->sq_sig_type = qp->sq_sig_type;
 	init->cap = qp->cap;
+	return 0;
+}
+
+/*
+ * Driver attributes of "rdma resource show qp -dd": what the MPA
+ * exchange settled for the current connection (0 without one).
+ */
+int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct nlattr *nest;
+	bool up;
+
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	mutex_lock(&qp->state_lock);
+	up = qp->sock;
+	if (rdma_nl_put_driver_u32(msg, "mpa_crc", up && qp->crc) ||
+	    rdma_nl_put_driver_u32(msg, "large_fpdu", up && qp->large_fpdu) ||
+	    rdma_nl_put_driver_u32(msg, "ird", qp->ird) ||
+	    rdma_nl_put_driver_u32(msg, "ord", qp->ord)) {
+		mutex_unlock(&qp->state_lock);
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	mutex_unlock(&qp->state_lock);
+	nla_nest_end(msg, nest);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #     WQE garbled in the mapped ring (build/selftests/ring_conn),
 #   - error paths: a connection to a port nobody listens on is refused,
 #   - a connect whose rdma_cm port a plain TCP socket holds (cmport.py),
+#   - the negotiated CRC and large-FPDU mode in "rdma res show qp -dd",
 #   - pyverbs tests.test_rdmacm on kiwi2, a device on a dummy netdev in the
 #     root namespace (the suite runs both ends on one address).
 # Output is TAP 13 with the plan line last; exit status 0 only if all pass.
@@ -65,6 +66,33 @@ busy_port_test() {
 		notok "connect from a port a TCP listener holds (client $rc, server $src)"
 	fi
 	diag "$TMPD/cli" "$TMPD/srv"
+}
+
+# What the MPA exchange settled shows in "rdma resource show qp -dd":
+# CRC, and large FPDUs when the module parameter large_fpdu offers them.
+res_attr_test() {
+	local v want attrs i
+	for v in N Y; do
+		echo $v >/sys/module/kiwi/parameters/large_fpdu
+		want=$([ $v = Y ] && echo 1 || echo 0)
+		B timeout 60 rping -s -a $SRV -C 1000000 -S 4096 >/dev/null 2>&1 &
+		wait_port $SRV 7174
+		A timeout 60 rping -c -a $SRV -C 1000000 -S 4096 -V \
+			>/dev/null 2>&1 &
+		for i in $(seq 1 40); do
+			attrs=$(rdma -dd res show qp link kiwi0/1)
+			[[ $attrs == *"state RTS"* ]] && break
+			sleep 0.5
+		done
+		pkill -x rping
+		wait
+		if [[ $attrs == *"drv_mpa_crc 1 drv_large_fpdu $want "* ]]; then
+			ok "rdma res qp -dd: large_fpdu=$v -> drv_large_fpdu $want"
+		else
+			notok "rdma res qp -dd: large_fpdu=$v -> drv_large_fpdu $want"
+			echo "$attrs" | diag
+		fi
+	done
 }
 
 # ring_conn: ibv_wr_* / cq_ex on a connected pair, then a WQE garbled in
@@ -138,5 +166,6 @@ done
 ring_conn_test
 refused_test
 busy_port_test
+res_attr_test
 pyverbs_rdmacm
 tap_end
