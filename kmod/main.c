@@ -50,7 +50,6 @@ MODULE_PARM_DESC(max_srq_wr, "Work requests per shared receive queue (default 16
 module_param_named(crc, kiwi_crc_default, bool, 0644);
 MODULE_PARM_DESC(crc, "Request MPA CRC32c on new connections (default Y)");
 
-/* All kiwi devices, for module unload. */
 /* Per-QP send and bulk receive work (tx.c, rx.c). */
 struct workqueue_struct *kiwi_wq;
 
@@ -71,6 +70,7 @@ int kiwi_pick_cpu(int avoid)
 	return cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND;
 }
 
+/* All kiwi devices, for module unload. */
 static LIST_HEAD(kiwi_dev_list);
 static DEFINE_MUTEX(kiwi_dev_mutex);
 
@@ -91,10 +91,10 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dealloc_ucontext = kiwi_dealloc_ucontext,
 	.dereg_mr = kiwi_dereg_mr,
-	.fill_res_qp_entry = kiwi_fill_res_qp_entry,
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,
 	.destroy_srq = kiwi_destroy_srq,
+	.fill_res_qp_entry = kiwi_fill_res_qp_entry,
 	.get_dev_fw_str = kiwi_get_dev_fw_str,
 	.get_dma_mr = kiwi_get_dma_mr,
 	.map_mr_sg = kiwi_map_mr_sg,

@@ -1158,23 +1158,27 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
+	bool crc, large;
 	struct nlattr *nest;
-	bool up;
+	u32 ird, ord;
+
+	mutex_lock(&qp->state_lock);
+	crc = qp->sock && qp->crc;
+	large = qp->sock && qp->large_fpdu;
+	ird = qp->ird;
+	ord = qp->ord;
+	mutex_unlock(&qp->state_lock);
 
 	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!nest)
 		return -EMSGSIZE;
-	mutex_lock(&qp->state_lock);
-	up = qp->sock;
-	if (rdma_nl_put_driver_u32(msg, "mpa_crc", up && qp->crc) ||
-	    rdma_nl_put_driver_u32(msg, "large_fpdu", up && qp->large_fpdu) ||
-	    rdma_nl_put_driver_u32(msg, "ird", qp->ird) ||
-	    rdma_nl_put_driver_u32(msg, "ord", qp->ord)) {
-		mutex_unlock(&qp->state_lock);
+	if (rdma_nl_put_driver_u32(msg, "mpa_crc", crc) ||
+	    rdma_nl_put_driver_u32(msg, "large_fpdu", large) ||
+	    rdma_nl_put_driver_u32(msg, "ird", ird) ||
+	    rdma_nl_put_driver_u32(msg, "ord", ord)) {
 		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
 	}
-	mutex_unlock(&qp->state_lock);
 	nla_nest_end(msg, nest);
 	return 0;
 }

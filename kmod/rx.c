@@ -585,12 +585,18 @@ static void kiwi_rx_kick(struct kiwi_qp *qp, struct sock *sk)
 	queue_work_on(qp->rx_cpu, kiwi_wq, &qp->rx_work);
 }
 
+/* The QP the socket delivers to, if any; under sk_callback_lock. */
+static struct kiwi_qp *kiwi_rx_sk_qp(struct sock *sk)
+{
+	return sk->sk_user_data ? kiwi_cm_ep_qp(sk->sk_user_data) : NULL;
+}
+
 static bool kiwi_rx_attached(struct kiwi_qp *qp, struct sock *sk)
 {
 	bool ours;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	ours = sk->sk_user_data && kiwi_cm_ep_qp(sk->sk_user_data) == qp;
+	ours = kiwi_rx_sk_qp(sk) == qp;
 	read_unlock_bh(&sk->sk_callback_lock);
 	return ours;
 }
@@ -611,7 +617,7 @@ static void kiwi_rx_work(struct work_struct *work)
 		n = kiwi_rx_read(qp, sk, KIWI_RX_WORK_BUDGET);
 		local_bh_enable();
 		if (n >= KIWI_RX_WORK_BUDGET && tcp_inq(sk))
-			queue_work_on(qp->rx_cpu, kiwi_wq, &qp->rx_work);
+			kiwi_rx_kick(qp, sk);	/* more after the backlog */
 		else
 			qp->rx.worker = false;	/* the callback reads again */
 	}
@@ -620,11 +626,10 @@ static void kiwi_rx_work(struct work_struct *work)
 
 void kiwi_rx_data_ready(struct sock *sk)
 {
-	struct kiwi_qp *qp = NULL;
+	struct kiwi_qp *qp;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	if (sk->sk_user_data)
-		qp = kiwi_cm_ep_qp(sk->sk_user_data);
+	qp = kiwi_rx_sk_qp(sk);
 	if (qp) {
 		if (qp->rx.worker || kiwi_rx_bulk(sk))
 			kiwi_rx_kick(qp, sk);
