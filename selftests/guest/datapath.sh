@@ -60,11 +60,7 @@ busy_port_test() {
 	rc=$?
 	wait $spid
 	src=$?
-	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
-		ok "connect from a port a TCP listener holds"
-	else
-		notok "connect from a port a TCP listener holds (client $rc, server $src)"
-	fi
+	pair_verdict "connect from a port a TCP listener holds" $rc $src
 	diag "$TMPD/cli" "$TMPD/srv"
 }
 
@@ -111,11 +107,8 @@ ring_conn_test() {
 	rc=$?
 	wait $spid
 	src=$?
-	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
-		ok "ring_conn: ibv_wr_* + cq_ex, garbled WQE -> LOC_QP_OP_ERR"
-	else
-		notok "ring_conn (client $rc, server $src)"
-	fi
+	pair_verdict "ring_conn: ibv_wr_* + cq_ex, garbled WQE -> LOC_QP_OP_ERR" \
+		$rc $src
 	diag "$TMPD/cli" "$TMPD/srv"
 }
 

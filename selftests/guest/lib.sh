@@ -69,6 +69,17 @@ wait_port() {
 	return 1
 }
 
+# pair_verdict NAME CLIENT_RC SERVER_RC: one TAP line for a client/server
+# pair, which passes only if both exited 0; returns 1 if it failed.
+pair_verdict() {
+	if [ "$2" -eq 0 ] && [ "$3" -eq 0 ]; then
+		ok "$1"
+	else
+		notok "$1 (client $2, server $3)"
+		return 1
+	fi
+}
+
 # rping_test LABEL SRVADDR SIZE COUNT: 'rping -V' (payload verified on
 # every iteration), server in kwb, client in kwa.  rping picks the device
 # from the address.
@@ -85,12 +96,8 @@ rping_test() {
 	rc=$?
 	wait $spid
 	src=$?
-	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
-		ok "$name"
-	else
-		notok "$name (client $rc, server $src)"
+	pair_verdict "$name" $rc $src ||
 		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
-	fi
 }
 
 # perf_run SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: one perftest run over
