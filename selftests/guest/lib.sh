@@ -103,17 +103,22 @@ rping_test() {
 # perf_run SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: one perftest run over
 # rdma_cm; sets PERF_RC (the client's exit status), PERF_ROW (the result
 # row: the client's, for ib_send_bw the server's) and PERF_REJECTED (1 if
-# the client's connect was rejected).
+# the client's connect was rejected).  With PERF_PIN set the client runs on
+# CPU 0 and the server on CPU 1 (see interop.sh).
 perf_run() {
-	local sdev=$1 cdev=$2 addr=$3 iters=$4 tool=$5
+	local sdev=$1 cdev=$2 addr=$3 iters=$4 tool=$5 pcli=() psrv=()
 	shift 5
 
-	B timeout 300 "$tool" -R -d "$sdev" -F -n "$iters" "$@" \
+	if [ -n "${PERF_PIN:-}" ] && [ "$(nproc)" -ge 2 ]; then
+		pcli=(taskset -c 0)
+		psrv=(taskset -c 1)
+	fi
+	B timeout 300 "${psrv[@]}" "$tool" -R -d "$sdev" -F -n "$iters" "$@" \
 		>"$TMPD/srv" 2>&1 &
 	local spid=$!
 	wait_port "$addr" 18515
-	A timeout 280 "$tool" -R -d "$cdev" -F -n "$iters" "$@" "$addr" \
-		>"$TMPD/cli" 2>&1
+	A timeout 280 "${pcli[@]}" "$tool" -R -d "$cdev" -F -n "$iters" "$@" \
+		"$addr" >"$TMPD/cli" 2>&1
 	PERF_RC=$?
 	# A client rejected before connecting leaves the server waiting for
 	# its full timeout.
