@@ -335,8 +335,7 @@ struct kiwi_qp {
 	u32 term_ctrl;			/* TERMINATE to send, if term_pending */
 	bool term_pending;
 	u8 rtr_pending;			/* KIWI_MPA_RTR_* message to send */
-	u8 *tx_hdr;			/* scratch: FPDU headers and trailers */
-	struct kiwi_tx_batch *tx_batch;	/* FPDUs gathered for one sendmsg */
+	struct kiwi_tx_batch *tx_batch;	/* FPDUs gathered for one send */
 
 	struct ib_qp_cap cap;		/* as granted */
 	int access;			/* IB_ACCESS_REMOTE_* granted to peer */
@@ -538,6 +537,7 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 /* crc.c: MPA CRC32c with the implementation chosen at load. */
 DECLARE_STATIC_KEY_FALSE(kiwi_crc_table);
 int kiwi_crc_init(void);
+u32 kiwi_crc_copy_mem(u32 crc, void *dst, const void *src, size_t len);
 
 static inline u32 kiwi_crc32c(u32 crc, const void *p, unsigned int len)
 {

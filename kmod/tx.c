@@ -5,41 +5,48 @@
  *
  * One work item per QP does all sending, so FPDUs of different messages
  * never interleave on the stream.  Inbound READ responses and TERMINATE
- * go before new send queue work.  Payload is gathered straight from the
- * registered pages into the socket; TCP copies it into its own buffers,
- * so a work request may complete as soon as sendmsg() returns: the
- * application can never see its buffer reused while TCP still needs it.
+ * go before new send queue work.  FPDUs are copied out of the registered
+ * memory into pages that TCP then takes by reference (see struct
+ * kiwi_tx_batch), so a work request may complete as soon as its FPDUs
+ * are queued.
  */
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/slab.h>
-#include <linux/uio.h>
-#include <linux/vmalloc.h>
 #include <net/tcp.h>
 
 #include "kiwi.h"
 
 
 /*
- * FPDUs of one message are gathered into a batch and handed to TCP with
- * one sendmsg(): at an MTU of 1500 a 64 KiB message is 45 FPDUs, and the
- * per-call cost of sendmsg() would otherwise rival the copying.  Each
- * FPDU of a batch has a scratch slot for its header and trailer.
+ * FPDUs of one message are gathered into a batch and handed to TCP in
+ * one go: at an MTU of 1500 a 64 KiB message is 45 FPDUs, and the
+ * per-call cost of sending would otherwise rival the copying.
+ *
+ * Each FPDU is copied -- header, payload, pad and CRC -- into pages of
+ * our own, and those pages go to TCP by reference (sendpage), not copied
+ * again.  The payload is read once: the MPA CRC is computed in the same
+ * pass as the copy (kiwi_crc_copy_mem()), where letting TCP copy from
+ * the registered pages would read them twice, once for the CRC and once
+ * for TCP's copy.  The copy also makes a work request complete as soon
+ * as its FPDUs are queued: the application can never see its buffer
+ * reused while TCP still needs the bytes.
  */
 #define KIWI_TX_HDR_MAX		64	/* header scratch; trailer follows */
 #define KIWI_TX_SLOT		(KIWI_TX_HDR_MAX + 8)
-#define KIWI_TX_BATCH_FPDUS	32
-#define KIWI_TX_BVECS		128	/* per batch */
+#define KIWI_TX_BVECS		64	/* page pieces per batch */
 #define KIWI_TX_FPDU_BVECS	(MAX_SKB_FRAGS + 4)	/* most per FPDU */
 #define KIWI_TX_BATCH_BYTES	(64 * 1024)
+#define KIWI_TX_PIECE_MIN	64	/* smaller page tails are skipped */
 
 struct kiwi_tx_batch {
-	struct bio_vec bv[KIWI_TX_BVECS];
+	struct page_frag frag;	/* where the next bytes are copied */
+	struct bio_vec bv[KIWI_TX_BVECS];	/* each holds a page ref */
 	u32 nbv;
-	u32 nfpdu;
 	u32 bytes;
 	bool atomic;	/* receive path: socket held, no sleeping */
+	u8 hdr[KIWI_TX_SLOT];	/* the FPDU being built: header, trailer */
 };
 
 /* Where an FPDU's payload comes from. */
@@ -52,88 +59,98 @@ struct kiwi_src {
 	u64 addr;
 };
 
-/* Page backing a kernel virtual address (linear map or vmalloc). */
-static struct page *kiwi_kva_page(const void *p)
+static void kiwi_tx_batch_reset(struct kiwi_tx_batch *b)
 {
-	return is_vmalloc_addr(p) ? vmalloc_to_page(p) : virt_to_page(p);
+	while (b->nbv)
+		put_page(b->bv[--b->nbv].bv_page);
+	b->bytes = 0;
 }
 
 /*
- * Append the pages of @len bytes at @addr of @mem to @bv, updating the
- * CRC.  Returns the number of bvecs used, or -ENOSPC when @bv is full.
+ * Copy @len bytes from @p to the batch, extending @crc over them unless
+ * it is NULL.  Pieces that follow on in one page grow the same bvec.
+ * Returns 0, -ENOSPC when the bvecs are full, or -ENOMEM (-EAGAIN in
+ * the receive path, where the worker can try again).
  */
-static int kiwi_tx_map_mem(struct kiwi_mem *mem, u64 addr, u32 len,
-			   struct bio_vec *bv, int nbv, u32 *crc, bool do_crc)
+static int kiwi_tx_put(struct kiwi_tx_batch *b, const void *p, u32 len,
+		       u32 *crc)
 {
-	int n = 0;
+	gfp_t gfp = (b->atomic ? GFP_ATOMIC : GFP_KERNEL) | __GFP_NOWARN;
+	struct page_frag *f = &b->frag;
 
 	while (len) {
+		struct bio_vec *last = b->nbv ? &b->bv[b->nbv - 1] : NULL;
+		void *to;
+		u32 n;
+
+		/* A page only TCP still holds is refilled, ours is not. */
+		if (!skb_page_frag_refill(KIWI_TX_PIECE_MIN, f, gfp))
+			return b->atomic ? -EAGAIN : -ENOMEM;
+		n = min_t(u32, len, f->size - f->offset);
+		to = page_address(f->page) + f->offset;
+		if (crc)
+			*crc = kiwi_crc_copy_mem(*crc, to, p, n);
+		else
+			memcpy(to, p, n);
+
+		if (last && last->bv_page == f->page &&
+		    last->bv_offset + last->bv_len == f->offset) {
+			last->bv_len += n;
+		} else {
+			if (b->nbv == KIWI_TX_BVECS)
+				return -ENOSPC;
+			get_page(f->page);
+			b->bv[b->nbv++] = (struct bio_vec){
+				.bv_page = f->page, .bv_offset = f->offset,
+				.bv_len = n,
+			};
+		}
+		f->offset += n;
+		b->bytes += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Copy @len bytes at @addr of @mem (bounds checked) to the batch. */
+static int kiwi_tx_put_mem(struct kiwi_tx_batch *b, struct kiwi_mem *mem,
+			   u64 addr, u32 len, u32 *crc)
+{
+	int rv = 0;
+
+	if (!mem->pages)	/* a kernel DMA region: kernel addresses */
+		return kiwi_tx_put(b, (void *)(uintptr_t)addr, len, crc);
+	while (len && !rv) {
 		u32 off = offset_in_page(addr);
 		u32 chunk = min_t(u32, len, PAGE_SIZE - off);
-		struct page *page;
+		void *va = kmap_local_page(kiwi_mem_page(mem, addr));
 
-		if (n == nbv)
-			return -ENOSPC;
-		page = mem->pages ? kiwi_mem_page(mem, addr) :
-				    kiwi_kva_page((void *)(uintptr_t)addr);
-		bv[n].bv_page = page;
-		bv[n].bv_offset = off;
-		bv[n].bv_len = chunk;
-		if (do_crc) {
-			void *va = kmap_local_page(page);
-
-			*crc = kiwi_crc32c(*crc, va + off, chunk);
-			kunmap_local(va);
-		}
-		n++;
+		rv = kiwi_tx_put(b, va + off, chunk, crc);
+		kunmap_local(va);
 		addr += chunk;
 		len -= chunk;
 	}
-	return n;
-}
-
-static int kiwi_tx_map_kbuf(const u8 *buf, u32 len, struct bio_vec *bv,
-			    int nbv, u32 *crc, bool do_crc)
-{
-	int n = 0;
-
-	if (do_crc)
-		*crc = kiwi_crc32c(*crc, buf, len);
-	while (len) {
-		u32 off = offset_in_page(buf);
-		u32 chunk = min_t(u32, len, PAGE_SIZE - off);
-
-		if (n == nbv)
-			return -ENOSPC;
-		bv[n].bv_page = kiwi_kva_page(buf);
-		bv[n].bv_offset = off;
-		bv[n].bv_len = chunk;
-		n++;
-		buf += chunk;
-		len -= chunk;
-	}
-	return n;
+	return rv;
 }
 
 /*
- * Map payload bytes [@off, @off + @len) of @src.  Local SGEs are looked
- * up and checked here, at transmit time, so a deregistered buffer can
- * never be sent.  Returns bvecs used, -ENOSPC when @bv is full, or
- * -EINVAL for a bad local SGE (a local protection error).
+ * Copy payload bytes [@off, @off + @len) of @src to the batch.  Local
+ * SGEs are looked up and checked here, at transmit time, so a
+ * deregistered buffer can never be sent.  Returns 0, -EINVAL for a bad
+ * local SGE (a local protection error), or kiwi_tx_put()'s errors.
  */
-static int kiwi_tx_map_src(struct kiwi_src *src, u32 off, u32 len,
-			   struct bio_vec *bv, int nbv, u32 *crc, bool do_crc)
+static int kiwi_tx_put_src(struct kiwi_tx_batch *b, struct kiwi_src *src,
+			   u32 off, u32 len, u32 *crc)
 {
-	int used = 0, i, rv;
+	int i, rv;
 
 	if (!len)
 		return 0;
 	if (src->kbuf)
-		return kiwi_tx_map_kbuf(src->kbuf + off, len, bv, nbv, crc,
-					do_crc);
+		return kiwi_tx_put(b, src->kbuf + off, len, crc);
 	if (src->mem)
-		return kiwi_tx_map_mem(src->mem, src->addr + off, len, bv, nbv,
-				       crc, do_crc);
+		return kiwi_tx_put_mem(b, src->mem, src->addr + off, len, crc);
 
 	for (i = 0; i < src->num_sge && len; i++) {
 		const struct kiwi_sge *sge = &src->sge[i];
@@ -150,66 +167,84 @@ static int kiwi_tx_map_src(struct kiwi_src *src, u32 off, u32 len,
 			return -EINVAL;
 		rv = kiwi_mem_check(mem, src->qp->ibqp.pd, sge->addr + off,
 				    chunk, 0);
-		if (!rv)
-			rv = kiwi_tx_map_mem(mem, sge->addr + off, chunk,
-					     bv + used, nbv - used, crc,
-					     do_crc);
+		if (rv)
+			rv = -EINVAL;
+		else
+			rv = kiwi_tx_put_mem(b, mem, sge->addr + off, chunk,
+					     crc);
 		kiwi_mem_put(mem);
-		if (rv < 0)
-			return rv == -ENOSPC ? rv : -EINVAL;
-		used += rv;
+		if (rv)
+			return rv;
 		len -= chunk;
 		off = 0;
 	}
-	return len ? -EINVAL : used;
+	return len ? -EINVAL : 0;
 }
 
-/* The current FPDU's header scratch (its trailer follows the header). */
+/* The header scratch of the FPDU being built (its trailer follows). */
 static u8 *kiwi_tx_slot(struct kiwi_qp *qp)
 {
-	return qp->tx_hdr + qp->tx_batch->nfpdu * KIWI_TX_SLOT;
-}
-
-static void kiwi_tx_batch_reset(struct kiwi_tx_batch *b)
-{
-	b->nbv = 0;
-	b->nfpdu = 0;
-	b->bytes = 0;
+	return qp->tx_batch->hdr;
 }
 
 /*
- * Hand the batch to TCP.  Returns 0 or a negative errno.  An atomic
- * batch goes to the socket the caller already holds, without waiting:
- * -EAGAIN then means that nothing of it was sent.
+ * Hand the batch's pages to TCP, which takes its own references.  The
+ * caller holds the socket: lock_sock() in process context, or the
+ * receive path's hold in an atomic batch, which must not wait: -EAGAIN
+ * then means that nothing of it was sent.  Returns 0 or a negative
+ * errno; -EIO after a partial send (the stream is lost).
  */
+static int kiwi_tx_push(struct sock *sk, struct kiwi_tx_batch *b, bool more)
+{
+	u32 i, sent = 0;
+	int rv = 0;
+
+	for (i = 0; i < b->nbv; i++) {
+		const struct bio_vec *bv = &b->bv[i];
+		int flags = MSG_NOSIGNAL;
+
+		if (i + 1 < b->nbv)	/* push only after the last piece */
+			flags |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
+		else if (more)
+			flags |= MSG_MORE;
+		if (b->atomic)
+			flags |= MSG_DONTWAIT;
+		rv = tcp_sendpage_locked(sk, bv->bv_page, bv->bv_offset,
+					 bv->bv_len, flags);
+		if (rv > 0)
+			sent += rv;
+		if (rv != bv->bv_len)
+			break;
+	}
+	if (sent == b->bytes)
+		return 0;
+	if (sent)
+		return -EIO;
+	if (b->atomic)
+		return -EAGAIN;
+	return rv < 0 ? rv : -EIO;
+}
+
 static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
 			 bool more)
 {
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
-	u32 total = b->bytes;
 	int rv;
 
 	if (!b->nbv)
 		return 0;
-	if (more)
-		msg.msg_flags |= MSG_MORE;
-	iov_iter_bvec(&msg.msg_iter, WRITE, b->bv, b->nbv, total);
-	kiwi_tx_batch_reset(b);	/* the iterator holds what it needs */
 	if (b->atomic) {
-		msg.msg_flags |= MSG_DONTWAIT;
-		rv = tcp_sendmsg_locked(sock->sk, &msg, total);
-		if (rv < 0)
-			return -EAGAIN;
+		rv = kiwi_tx_push(sock->sk, b, more);
 	} else {
-		rv = sock_sendmsg(sock, &msg);
+		lock_sock(sock->sk);
+		rv = kiwi_tx_push(sock->sk, b, more);
+		release_sock(sock->sk);
 	}
-	if (rv == total)
-		return 0;
-	return rv < 0 ? rv : -EIO;
+	kiwi_tx_batch_reset(b);
+	return rv;
 }
 
 /*
- * Add one FPDU to the batch: the header in the current slot (hdr_len
+ * Add one FPDU to the batch: the header in the scratch slot (hdr_len
  * bytes, MPA length filled in here), then @len payload bytes from @src
  * at @off.  The batch goes out when full, and with the last FPDU of a
  * message (!@more).  Returns 0 or a negative errno; -EINVAL means the
@@ -225,37 +260,30 @@ static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 	struct kiwi_ctrl *ctrl = (struct kiwi_ctrl *)hdr;
 	u8 *trailer = hdr + KIWI_TX_HDR_MAX;
 	u32 pad = kiwi_mpa_pad(hdr_len + len);
-	u32 crc = ~0U, nbv = b->nbv;
+	u32 crc = ~0U, *pcrc = qp->crc ? &crc : NULL;
 	int rv;
 
 	ctrl->mpa_len = cpu_to_be16(hdr_len - KIWI_MPA_HDR_LEN + len);
-	if (qp->crc)
-		crc = kiwi_crc32c(crc, hdr, hdr_len);
-	nbv += kiwi_tx_map_kbuf(hdr, hdr_len, b->bv + nbv, 1, &crc, false);
-	rv = kiwi_tx_map_src(src, off, len, b->bv + nbv,
-			     KIWI_TX_BVECS - nbv - 1, &crc, qp->crc);
-	if (rv < 0) {
+	rv = kiwi_tx_put(b, hdr, hdr_len, pcrc);
+	if (!rv)
+		rv = kiwi_tx_put_src(b, src, off, len, pcrc);
+	if (!rv) {
+		memset(trailer, 0, 4);
+		if (qp->crc) {
+			crc = kiwi_crc32c(crc, trailer, pad);
+			put_unaligned_le32(~crc, trailer + pad);
+		} else {
+			memset(trailer + pad, 0, KIWI_MPA_CRC_LEN);
+		}
+		rv = kiwi_tx_put(b, trailer, pad + KIWI_MPA_CRC_LEN, NULL);
+	}
+	if (rv) {
 		kiwi_tx_batch_reset(b);	/* unsent: the stream stays framed */
 		return rv;
 	}
-	nbv += rv;
 
-	memset(trailer, 0, 4);
-	if (qp->crc) {
-		crc = kiwi_crc32c(crc, trailer, pad);
-		put_unaligned_le32(~crc, trailer + pad);
-	} else {
-		memset(trailer + pad, 0, KIWI_MPA_CRC_LEN);
-	}
-	nbv += kiwi_tx_map_kbuf(trailer, pad + KIWI_MPA_CRC_LEN, b->bv + nbv,
-				1, &crc, false);
-	b->nbv = nbv;
-	b->nfpdu++;
-	b->bytes += hdr_len + len + pad + KIWI_MPA_CRC_LEN;
-
-	/* Room for another FPDU in bvecs, slots and bytes? */
-	if (more && b->nfpdu < KIWI_TX_BATCH_FPDUS &&
-	    b->nbv + KIWI_TX_FPDU_BVECS <= KIWI_TX_BVECS &&
+	/* Room for another FPDU in bvecs and bytes? */
+	if (more && b->nbv + KIWI_TX_FPDU_BVECS <= KIWI_TX_BVECS &&
 	    b->bytes < KIWI_TX_BATCH_BYTES)
 		return 0;
 	return kiwi_tx_flush(sock, b, more);
@@ -766,10 +794,9 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 	qp->tx_cpu = WORK_CPU_UNBOUND;	/* until connected */
 	mutex_init(&qp->tx_mutex);
 	spin_lock_init(&qp->irq_lock);
-	qp->tx_hdr = kcalloc(KIWI_TX_BATCH_FPDUS, KIWI_TX_SLOT, GFP_KERNEL);
 	qp->tx_batch = kzalloc(sizeof(*qp->tx_batch), GFP_KERNEL);
 	qp->irq = kcalloc(KIWI_MAX_IRD, sizeof(*qp->irq), GFP_KERNEL);
-	if (!qp->tx_hdr || !qp->tx_batch || !qp->irq) {
+	if (!qp->tx_batch || !qp->irq) {
 		kiwi_tx_free(qp);
 		return -ENOMEM;
 	}
@@ -778,10 +805,13 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 
 void kiwi_tx_free(struct kiwi_qp *qp)
 {
-	kfree(qp->tx_hdr);
+	if (qp->tx_batch) {
+		kiwi_tx_batch_reset(qp->tx_batch);
+		if (qp->tx_batch->frag.page)
+			put_page(qp->tx_batch->frag.page);
+	}
 	kfree(qp->tx_batch);
 	kfree(qp->irq);
-	qp->tx_hdr = NULL;
 	qp->tx_batch = NULL;
 	qp->irq = NULL;
 }
