@@ -255,39 +255,42 @@ struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr)
 }
 
 /*
- * Copy @len bytes from @src to @addr in @mem, extending @crc over them in
- * the same pass.  Kernel DMA regions address kernel memory.
+ * Copy @len bytes from @src to @addr in @mem, extending *@crc over them
+ * in the same pass unless @crc is NULL.  Kernel DMA regions address
+ * kernel memory.
  */
-static u32 kiwi_mem_put_crc(struct kiwi_mem *mem, u64 addr, const u8 *src,
-			    u32 len, u32 crc)
+static void kiwi_mem_place(struct kiwi_mem *mem, u64 addr, const u8 *src,
+			 u32 len, u32 *crc)
 {
 	while (len) {
 		u32 pg_off = offset_in_page(addr);
 		u32 chunk = min_t(u32, len, PAGE_SIZE - pg_off);
-		void *va;
+		void *to;
 
-		if (mem->pages) {
-			va = kmap_local_page(kiwi_mem_page(mem, addr));
-			crc = kiwi_crc_copy_mem(crc, va + pg_off, src, chunk);
-			kunmap_local(va);
-		} else {
-			va = (void *)(uintptr_t)addr;
-			crc = kiwi_crc_copy_mem(crc, va, src, chunk);
-		}
+		if (mem->pages)
+			to = kmap_local_page(kiwi_mem_page(mem, addr)) + pg_off;
+		else
+			to = (void *)(uintptr_t)addr;
+		if (crc)
+			*crc = kiwi_crc_copy_mem(*crc, to, src, chunk);
+		else
+			memcpy(to, src, chunk);
+		if (mem->pages)
+			kunmap_local(to);
 		addr += chunk;
 		src += chunk;
 		len -= chunk;
 	}
-	return crc;
 }
 
 /*
- * The skb's data a piece (linear part, page fragment) at a time, each
- * copied and added to the CRC in one pass.
+ * Copy @len bytes at @off of @skb to @addr in @mem, updating the MPA CRC
+ * over the placed bytes if @do_crc.  The caller checked the bounds of
+ * both.  The skb is read a piece (linear part, page fragment) at a time.
  */
-static void kiwi_mem_copy_crc(struct kiwi_mem *mem, u64 addr,
-			      const struct sk_buff *skb, int off, u32 len,
-			      u32 *crc)
+int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
+			   const struct sk_buff *skb, int off, u32 len,
+			   u32 *crc, bool do_crc)
 {
 	struct skb_seq_state st;
 	const u8 *src;
@@ -296,42 +299,10 @@ static void kiwi_mem_copy_crc(struct kiwi_mem *mem, u64 addr,
 	skb_prepare_seq_read((struct sk_buff *)skb, off, off + len, &st);
 	while (done < len && (n = skb_seq_read(done, &src, &st))) {
 		n = min(n, len - done);
-		*crc = kiwi_mem_put_crc(mem, addr + done, src, n, *crc);
+		kiwi_mem_place(mem, addr + done, src, n, do_crc ? crc : NULL);
 		done += n;
 	}
 	skb_abort_seq_read(&st);
-}
-
-/*
- * Copy @len bytes at @off of @skb to @addr in @mem, updating the MPA CRC
- * over the placed bytes if @do_crc.  The caller checked the bounds of
- * both.
- */
-int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
-			   const struct sk_buff *skb, int off, u32 len,
-			   u32 *crc, bool do_crc)
-{
-	if (do_crc) {
-		kiwi_mem_copy_crc(mem, addr, skb, off, len, crc);
-		return 0;
-	}
-	while (len) {
-		u32 pg_off = offset_in_page(addr);
-		u32 chunk = min_t(u32, len, PAGE_SIZE - pg_off);
-		void *va;
-
-		if (mem->pages) {
-			va = kmap_local_page(kiwi_mem_page(mem, addr));
-			skb_copy_bits(skb, off, va + pg_off, chunk);
-			kunmap_local(va);
-		} else {
-			va = (void *)(uintptr_t)addr;
-			skb_copy_bits(skb, off, va, chunk);
-		}
-		addr += chunk;
-		off += chunk;
-		len -= chunk;
-	}
 	return 0;
 }
 
