@@ -371,7 +371,7 @@ static int __init kiwi_init(void)
 	if (rv)
 		return rv;
 	/*
-	 * Per-QP send and bulk receive work; a sender may block in sendmsg,
+	 * Per-QP send and bulk receive work; a sender may block in TCP,
 	 * the workqueue adds workers as needed.  Bound: each QP sends from
 	 * its own CPU (tx.c) and places bulk data on another (rx.c).  High
 	 * priority, as for a NIC's queues: RDMA applications often

@@ -571,7 +571,7 @@ void kiwi_sq_sent(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 
 /*
  * A READ is marked outstanding before its request leaves: the response
- * can arrive (on another CPU) before sendmsg() even returns.  sq_cur
+ * can arrive (on another CPU) before the send call even returns.  sq_cur
  * stays intact until the transmit path asks for the next WQE.
  */
 void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe)

@@ -490,7 +490,7 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 /*
  * Take the next inbound READ to answer.  Its IRD slot is freed before
  * the response goes out: the peer may issue its next READ the moment
- * the last response byte arrives, before sendmsg() returns here.
+ * the last response byte arrives, before the send call returns here.
  */
 /* Under irq_lock: drop the oldest inbound READ. */
 static void kiwi_irq_pop(struct kiwi_qp *qp)
@@ -561,7 +561,7 @@ static struct socket *kiwi_tx_sock(struct kiwi_qp *qp)
 
 /*
  * tx_owned bit 0 is held while FPDUs are built and sent: by a process
- * context sender (under tx_mutex, for a whole run, sleeping in sendmsg
+ * context sender (under tx_mutex, for a whole run, sleeping in TCP
  * at times), or by the receive path answering a READ, which only tries
  * and never waits.  The latter holds it briefly with bottom halves off,
  * so spinning here for it is short.
@@ -676,7 +676,7 @@ void kiwi_tx_work(struct work_struct *work)
 /*
  * From a user's doorbell (process context): send small work right here
  * instead of waking the worker, which under load costs more than the
- * send itself.  Only when the socket has ample room, so sendmsg() does
+ * send itself.  Only when the socket has ample room, so sending does
  * not block the caller, and only up to KIWI_TX_INLINE_MAX bytes; the
  * worker does the rest.
  */
