@@ -260,7 +260,7 @@ struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr)
  * kernel memory.
  */
 static void kiwi_mem_place(struct kiwi_mem *mem, u64 addr, const u8 *src,
-			 u32 len, u32 *crc)
+			   u32 len, u32 *crc)
 {
 	while (len) {
 		u32 pg_off = offset_in_page(addr);
