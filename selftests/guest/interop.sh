@@ -16,7 +16,9 @@
 # ib_write_bw / ib_read_bw / ib_send_bw, once with kiwi requesting MPA CRC
 # (module parameter crc=1) and once without (crc=0).  siw never requests
 # CRC itself but honours a peer's request (RFC 5044: CRC is used if either
-# side asks), so this covers both wire variants.  TAP 13, plan line last.
+# side asks), so this covers both wire variants.  Last, kiwi is reloaded
+# with its other CRC32c code (crc_impl=crypto) for one more round of
+# rping -V and ib_read_bw each way.  TAP 13, plan line last.
 #
 # Environment: KIWI_RPING_COUNT (default 200), KIWI_PERF_ITERS (200),
 # KIWI_DP_MTU (1500).
@@ -63,4 +65,27 @@ for crc in 1 0; do
 	direction "kiwi->siw $c" siw0 kiwi0 10.93.0.2
 	direction "siw->kiwi $c" kiwi1 siw1 10.94.0.2
 done
+
+# The other CRC32c code: under emulation crc_impl=auto picks the table
+# code (copy and CRC in one pass), so the crypto API's (copy, then CRC)
+# is checked here, with siw verifying what kiwi sends and kiwi what siw
+# sends.
+reload_crypto() {
+	A rdma link del kiwi0 && B rdma link del kiwi1 && rmmod kiwi &&
+	modprobe kiwi crc_impl=crypto crc=1 &&
+	grep -qx crypto /sys/module/kiwi/parameters/crc_impl &&
+	A rdma link add kiwi0 type kiwi netdev iv0 &&
+	B rdma link add kiwi1 type kiwi netdev jv1
+}
+if reload_crypto; then
+	ok "kiwi reloaded with crc_impl=crypto"
+	rping_test "kiwi->siw crypto" 10.93.0.2 65535 "$((COUNT / 4))"
+	perf_test "kiwi->siw crypto" siw0 kiwi0 10.93.0.2 "$ITERS" \
+		ib_read_bw -s 65536
+	rping_test "siw->kiwi crypto" 10.94.0.2 65535 "$((COUNT / 4))"
+	perf_test "siw->kiwi crypto" kiwi1 siw1 10.94.0.2 "$ITERS" \
+		ib_read_bw -s 65536
+else
+	notok "kiwi reloaded with crc_impl=crypto"
+fi
 tap_end
