@@ -52,8 +52,9 @@ static int kiwi_cq_resp(struct kiwi_cq *cq, struct ib_udata *udata)
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
 }
 
-int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		   struct ib_udata *udata)
+static int kiwi_create_cq_udata(struct ib_cq *ibcq,
+				const struct ib_cq_init_attr *attr,
+				struct ib_udata *udata)
 {
 	struct kiwi_device *kdev = to_kdev(ibcq->device);
 	struct kiwi_cq *cq = to_kcq(ibcq);
@@ -95,6 +96,22 @@ err:
 	atomic_dec(&kdev->num_cq);
 	return rv;
 }
+
+/* Since Linux 6.11 the core passes the uverbs attributes (NULL in-kernel). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs)
+{
+	return kiwi_create_cq_udata(ibcq, attr,
+				    attrs ? &attrs->driver_udata : NULL);
+}
+#else
+int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	return kiwi_create_cq_udata(ibcq, attr, udata);
+}
+#endif
 
 int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {

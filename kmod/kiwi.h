@@ -11,6 +11,7 @@
 #include <linux/kref.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
+#include <linux/version.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
@@ -500,8 +501,13 @@ struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag);
 void kiwi_mem_put(struct kiwi_mem *mem);
 
 /* cq.c: completion queues */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct uverbs_attr_bundle *attrs);
+#else
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata);
+#endif
 int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int kiwi_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);

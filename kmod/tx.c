@@ -14,6 +14,8 @@
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/version.h>
 #include <net/tcp.h>
 
 #include "kiwi.h"
@@ -25,8 +27,9 @@
  * per-call cost of sending would otherwise rival the copying.
  *
  * Each FPDU is copied -- header, payload, pad and CRC -- into pages of
- * our own, and those pages go to TCP by reference (sendpage), not copied
- * again.  The payload is read once: the MPA CRC is computed in the same
+ * our own, and those pages go to TCP by reference (sendpage; since
+ * Linux 6.5 sendmsg() with MSG_SPLICE_PAGES), not copied again.  The
+ * payload is read once: the MPA CRC is computed in the same
  * pass as the copy (kiwi_crc_copy_mem()), where letting TCP copy from
  * the registered pages would read them twice, once for the CRC and once
  * for TCP's copy.  The copy also makes a work request complete as soon
@@ -188,16 +191,26 @@ static u8 *kiwi_tx_slot(struct kiwi_qp *qp)
 }
 
 /*
- * Hand the batch's pages to TCP, which takes its own references.  The
- * caller holds the socket: lock_sock() in process context, or the
- * receive path's hold in an atomic batch, which must not wait: -EAGAIN
- * then means that nothing of it was sent.  Returns 0 or a negative
- * errno; -EIO after a partial send (the stream is lost).
+ * Hand the batch's pages to TCP, which takes its own references.
+ * Returns the bytes TCP took, or a negative errno if it took none.
  */
-static int kiwi_tx_push(struct sock *sk, struct kiwi_tx_batch *b, bool more)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+static int kiwi_tx_pages(struct sock *sk, struct kiwi_tx_batch *b, bool more)
 {
-	u32 i, sent = 0;
-	int rv = 0;
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_SPLICE_PAGES };
+
+	if (more)
+		msg.msg_flags |= MSG_MORE;
+	if (b->atomic)
+		msg.msg_flags |= MSG_DONTWAIT;
+	iov_iter_bvec(&msg.msg_iter, WRITE, b->bv, b->nbv, b->bytes);
+	return tcp_sendmsg_locked(sk, &msg, b->bytes);
+}
+#else
+static int kiwi_tx_pages(struct sock *sk, struct kiwi_tx_batch *b, bool more)
+{
+	int rv = 0, sent = 0;
+	u32 i;
 
 	for (i = 0; i < b->nbv; i++) {
 		const struct bio_vec *bv = &b->bv[i];
@@ -216,9 +229,23 @@ static int kiwi_tx_push(struct sock *sk, struct kiwi_tx_batch *b, bool more)
 		if (rv != bv->bv_len)
 			break;
 	}
-	if (sent == b->bytes)
+	return sent ?: rv;
+}
+#endif
+
+/*
+ * The caller holds the socket: lock_sock() in process context, or the
+ * receive path's hold in an atomic batch, which must not wait: -EAGAIN
+ * then means that nothing of it was sent.  Returns 0 or a negative
+ * errno; -EIO after a partial send (the stream is lost).
+ */
+static int kiwi_tx_push(struct sock *sk, struct kiwi_tx_batch *b, bool more)
+{
+	int rv = kiwi_tx_pages(sk, b, more);
+
+	if (rv == b->bytes)
 		return 0;
-	if (sent)
+	if (rv > 0)
 		return -EIO;
 	if (b->atomic)
 		return -EAGAIN;
