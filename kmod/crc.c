@@ -12,8 +12,9 @@
  * so the choice is a pure speed question: measure it, as the kernel
  * does for RAID-6 and XOR routines.
  *
- * With the tables chosen, received payload is copied and checked in one
- * pass (kiwi_crc_copy_mem()) instead of a copy followed by a CRC pass.
+ * With the tables chosen, payload is copied and checked in one pass
+ * (kiwi_crc_copy_mem()), when received and when sent, instead of a copy
+ * followed by a CRC pass.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -65,16 +66,19 @@ static u32 kiwi_crc_lib(u32 crc, const void *p, unsigned int len)
 }
 
 /*
- * Copy @len bytes and extend @crc over them.  With the table CRC in use
- * that is one pass (include/kiwi/crc32c.h); with a CRC instruction the
- * CRC reads the bytes just copied, still in the cache.
+ * Copy @len bytes and, unless @crc is NULL, extend *@crc over them.
+ * With the table CRC in use that is one pass (include/kiwi/crc32c.h);
+ * with a CRC instruction the CRC reads the bytes just copied, still in
+ * the cache.
  */
-u32 kiwi_crc_copy_mem(u32 crc, void *dst, const void *src, size_t len)
+void kiwi_crc_copy_mem(void *dst, const void *src, size_t len, u32 *crc)
 {
-	if (static_branch_unlikely(&kiwi_crc_table))
-		return kiwi_crc_copy(&kiwi_crc_tab, crc, dst, src, len);
-	memcpy(dst, src, len);
-	return crc32c(crc, dst, len);
+	if (!crc)
+		memcpy(dst, src, len);
+	else if (static_branch_unlikely(&kiwi_crc_table))
+		*crc = kiwi_crc_copy(&kiwi_crc_tab, *crc, dst, src, len);
+	else
+		*crc = crc32c(*crc, memcpy(dst, src, len), len);
 }
 
 /* The three implementations give one result; the copy copies. */

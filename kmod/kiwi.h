@@ -543,7 +543,7 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 /* crc.c: MPA CRC32c with the implementation chosen at load. */
 DECLARE_STATIC_KEY_FALSE(kiwi_crc_table);
 int kiwi_crc_init(void);
-u32 kiwi_crc_copy_mem(u32 crc, void *dst, const void *src, size_t len);
+void kiwi_crc_copy_mem(void *dst, const void *src, size_t len, u32 *crc);
 
 static inline u32 kiwi_crc32c(u32 crc, const void *p, unsigned int len)
 {

@@ -271,10 +271,7 @@ static void kiwi_mem_place(struct kiwi_mem *mem, u64 addr, const u8 *src,
 			to = kmap_local_page(kiwi_mem_page(mem, addr)) + pg_off;
 		else
 			to = (void *)(uintptr_t)addr;
-		if (crc)
-			*crc = kiwi_crc_copy_mem(*crc, to, src, chunk);
-		else
-			memcpy(to, src, chunk);
+		kiwi_crc_copy_mem(to, src, chunk, crc);
 		if (mem->pages)
 			kunmap_local(to);
 		addr += chunk;

@@ -91,10 +91,7 @@ static int kiwi_tx_put(struct kiwi_tx_batch *b, const void *p, u32 len,
 			return b->atomic ? -EAGAIN : -ENOMEM;
 		n = min_t(u32, len, f->size - f->offset);
 		to = page_address(f->page) + f->offset;
-		if (crc)
-			*crc = kiwi_crc_copy_mem(*crc, to, p, n);
-		else
-			memcpy(to, p, n);
+		kiwi_crc_copy_mem(to, p, n, crc);
 
 		if (last && last->bv_page == f->page &&
 		    last->bv_offset + last->bv_len == f->offset) {
