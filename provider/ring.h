@@ -131,6 +131,14 @@ public:
 
 		return n > ring_.slots() ? ring_.slots() : n;
 	}
+	// No completion to take, as far as can be seen without the poll
+	// lock: the shared cons only grows, so a stale value errs towards
+	// "not empty" and the locked ready() decides.
+	bool looks_empty() const noexcept
+	{
+		return ring_.prod().load(std::memory_order_relaxed) ==
+		       ring_.cons().load(std::memory_order_relaxed);
+	}
 	// Copy of the k-th unconsumed completion; k < ready().
 	kiwi_ucqe peek(uint32_t k) const noexcept;
 	// Hand n slots back to the kernel.
