@@ -448,10 +448,10 @@ def main():
     md.append("kernel = /proc/meminfo Slab (SReclaimable+SUnreclaim) + VmallocUsed: "
               "the growth while creating the QPs, divided by their number. Each QP "
               "has its own CQ; the CQs are created and measured first (kernel B/CQ). "
-              "payload = the slab part without slub_debug's red zones and owner "
-              "tracking (in-use objects x object_size, plus kmallocs too large for a "
-              "cache), vmalloc not included: closer to what a kernel without "
-              "slub_debug would use for the slab part.")
+              "payload = the slab part counted as in-use objects x object_size "
+              "(plus kmallocs too large for a cache), vmalloc not included: without "
+              "slub_debug's red zones and owner tracking when the guest runs with "
+              "them (see the Guest line above).")
     md.append("")
     md.append("## Targets (issue 4)")
     md.append("")

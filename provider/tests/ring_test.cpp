@@ -81,20 +81,25 @@ TEST(Ring, CqReaderReadyPeekConsume)
 
 	r.attach(im.ring);
 	EXPECT_EQ(r.ready(), 0u);
+	EXPECT_TRUE(r.looks_empty());
 	for (uint32_t i = 0; i < 3; i++) {	// the kernel produces three
 		kiwi_ucqe c{};
 		c.wr_id = 100 + i;
 		std::memcpy(im.ring.slot(i).data(), &c, sizeof(c));
 	}
 	im.ctl().prod = 3;
+	EXPECT_FALSE(r.looks_empty());
 	EXPECT_EQ(r.ready(), 3u);
 	EXPECT_EQ(r.peek(2).wr_id, 102u);
 	r.consume(2);
 	EXPECT_EQ(im.ctl().cons, 2u);
 	EXPECT_EQ(r.ready(), 1u);
 	EXPECT_EQ(r.peek(0).wr_id, 102u);
+	r.consume(1);
+	EXPECT_TRUE(r.looks_empty());
 	// Never more than the ring holds, whatever prod says.
 	im.ctl().prod = 1000;
+	EXPECT_FALSE(r.looks_empty());
 	EXPECT_EQ(r.ready(), 4u);
 }
 
