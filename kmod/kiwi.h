@@ -465,9 +465,9 @@ void kiwi_qp_peer_terminated(struct kiwi_qp *qp);
 /* mem.c: placement helpers */
 int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
 		   u64 len, int access);
-int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
-			   const struct sk_buff *skb, int off, u32 len,
-			   u32 *crc, bool do_crc);
+void kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
+			    const struct sk_buff *skb, int off, u32 len,
+			    u32 *crc);
 struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr);
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
 int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access);

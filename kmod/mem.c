@@ -281,13 +281,13 @@ static void kiwi_mem_place(struct kiwi_mem *mem, u64 addr, const u8 *src,
 }
 
 /*
- * Copy @len bytes at @off of @skb to @addr in @mem, updating the MPA CRC
- * over the placed bytes if @do_crc.  The caller checked the bounds of
+ * Copy @len bytes at @off of @skb to @addr in @mem, extending *@crc over
+ * the placed bytes unless @crc is NULL.  The caller checked the bounds of
  * both.  The skb is read a piece (linear part, page fragment) at a time.
  */
-int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
-			   const struct sk_buff *skb, int off, u32 len,
-			   u32 *crc, bool do_crc)
+void kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
+			    const struct sk_buff *skb, int off, u32 len,
+			    u32 *crc)
 {
 	struct skb_seq_state st;
 	const u8 *src;
@@ -296,11 +296,10 @@ int kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
 	skb_prepare_seq_read((struct sk_buff *)skb, off, off + len, &st);
 	while (done < len && (n = skb_seq_read(done, &src, &st))) {
 		n = min(n, len - done);
-		kiwi_mem_place(mem, addr + done, src, n, do_crc ? crc : NULL);
+		kiwi_mem_place(mem, addr + done, src, n, crc);
 		done += n;
 	}
 	skb_abort_seq_read(&st);
-	return 0;
 }
 
 /* ---- fast registration (kernel consumers) ---- */

@@ -288,7 +288,8 @@ static int kiwi_rx_place_send(struct kiwi_qp *qp, struct sk_buff *skb,
 						    KIWI_RC_CATASTROPHIC_STREAM);
 		}
 		kiwi_mem_copy_from_skb(rx->sge_mem, sge->addr + rx->sge_off,
-				       skb, off, chunk, &rx->crc, qp->crc);
+				       skb, off, chunk,
+				       qp->crc ? &rx->crc : NULL);
 		rx->sge_off += chunk;
 		rx->msg_len += chunk;
 		off += chunk;
@@ -319,7 +320,7 @@ static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 	}
 	if (kiwi_op_tagged(rx->op)) {
 		kiwi_mem_copy_from_skb(rx->mem, rx->to, skb, off, len,
-				       &rx->crc, qp->crc);
+				       qp->crc ? &rx->crc : NULL);
 		rx->to += len;
 		return 0;
 	}
