@@ -420,6 +420,7 @@ static void kiwi_ep_close(struct kiwi_ep *ep, bool abort, int status)
 	if (qp) {
 		/* No receive callback can run any more. */
 		kiwi_rx_release(qp);
+		kiwi_qp_unbind(qp);
 		ep->qp = NULL;
 		kiwi_qp_put(&qp->ibqp);
 	}

@@ -61,8 +61,7 @@ struct kiwi_device {
 
 	struct xarray qp_xa;		/* qp number -> kiwi_qp */
 	struct xarray mem_xa;		/* STag index -> kiwi_mem */
-	u32 qp_next;			/* cyclic allocation hints */
-	u32 mem_next;
+	u32 qp_next;			/* cyclic allocation hint */
 };
 
 struct kiwi_ucontext {
@@ -94,15 +93,18 @@ struct kiwi_pd {
 /*
  * A registered memory region as seen by placement and transmit: the
  * object behind an STag.  Looked up under RCU from the receive path,
- * so it is reference counted and freed after a grace period.
+ * so it is reference counted and freed after a grace period.  The data
+ * path may hold a reference indefinitely (a stalled peer); what keeps
+ * it from using memory that is gone is @gen, see mem.c.
  */
 struct kiwi_mem {
 	struct kiwi_device *kdev;
 	struct kref ref;
-	struct completion *drained;	/* signalled when ref hits zero */
 	struct rcu_head rcu;
+	rwlock_t lock;			/* copies (read) vs. changes (write) */
+	u32 gen;			/* under lock: bumped by every change */
 	u32 stag;			/* index << 8 | key */
-	bool valid;			/* STag usable (not invalidated) */
+	bool valid;			/* under lock: STag usable */
 	bool frmr;			/* fast-register region, of ibmr: */
 	struct ib_mr *ibmr;
 	u32 max_pages;			/* FRMR page list capacity */
@@ -254,8 +256,9 @@ struct kiwi_rx {
 	bool last;			/* DDP L bit of the current FPDU */
 	bool dead;			/* stop parsing: QP terminated */
 
-	/* Tagged placement target. */
+	/* Tagged placement target, as checked at generation mem_gen. */
 	struct kiwi_mem *mem;
+	u32 mem_gen;
 	u64 to;
 
 	/* Untagged (SEND) message in progress. */
@@ -264,7 +267,8 @@ struct kiwi_rx {
 	u32 msg_len;			/* bytes placed in this message */
 	u32 sge_idx;
 	u32 sge_off;
-	struct kiwi_mem *sge_mem;
+	struct kiwi_mem *sge_mem;	/* of sge_idx, checked at sge_gen */
+	u32 sge_gen;
 	u32 inv_stag;
 
 	u32 msn[KIWI_QN_COUNT];		/* next expected MSN per queue */
@@ -343,6 +347,8 @@ struct kiwi_qp {
 	u32 ird;
 	u32 ord;
 	bool user;
+	struct pid *owner;		/* user QPs: the creating process */
+	bool cq_overflow;		/* a completion was lost: QP fails */
 };
 
 static inline struct kiwi_device *to_kdev(struct ib_device *ibdev)
@@ -457,6 +463,9 @@ void kiwi_qp_retire_sq(struct kiwi_qp *qp);
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		      struct socket *sock, bool crc, bool large, u8 rtr);
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
+void kiwi_qp_unbind(struct kiwi_qp *qp);
+void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
+		    const struct kiwi_cqe *cqe, bool solicited);
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
 void kiwi_qp_read_done(struct kiwi_qp *qp);
 void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status);
@@ -464,11 +473,12 @@ void kiwi_qp_peer_terminated(struct kiwi_qp *qp);
 
 /* mem.c: placement helpers */
 int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
-		   u64 len, int access);
-void kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
+		   u64 len, int access, u32 *gen);
+bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u32 gen, u64 addr,
 			    const struct sk_buff *skb, int off, u32 len,
 			    u32 *crc);
-struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr);
+bool kiwi_mem_copy_out(struct kiwi_mem *mem, u32 gen, u64 addr, void *dst,
+		       u32 len, u32 *crc);
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
 int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access);
 
@@ -485,6 +495,7 @@ int kiwi_query_pkey(struct ib_device *ibdev, u32 port, u16 idx, u16 *pkey);
 void kiwi_get_dev_fw_str(struct ib_device *ibdev, char *str);
 int kiwi_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
 void kiwi_dealloc_ucontext(struct ib_ucontext *uctx);
+void kiwi_disassociate_ucontext(struct ib_ucontext *uctx);
 int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 

@@ -90,6 +90,7 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.dealloc_driver = kiwi_dealloc_driver,
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dealloc_ucontext = kiwi_dealloc_ucontext,
+	.disassociate_ucontext = kiwi_disassociate_ucontext,
 	.dereg_mr = kiwi_dereg_mr,
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,

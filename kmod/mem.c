@@ -3,10 +3,21 @@
  * kiwi: memory registration and STag management.
  *
  * An STag is (24-bit index << 8 | 8-bit key).  The index names a slot in
- * the device's mem_xa; the key, chosen at random per registration, makes
- * stale or guessed STags miss.  The receive path looks STags up under RCU
- * and holds a reference only while placing one segment, so deregistration
- * can simply wait for those references to drain.
+ * the device's mem_xa, drawn at random (the next free slot from a random
+ * start), and the key is random per registration, so a peer can neither
+ * guess a live STag from an old one nor walk the index space.
+ *
+ * The data path looks STags up under RCU and keeps a reference for as
+ * long as a message needs its region -- from an FPDU's header to its CRC,
+ * across the FPDUs of a SEND, for a whole READ response -- which a peer
+ * can stretch without bound by stalling.  So deregistration and
+ * invalidation never wait for references.  Instead every check of a
+ * region records its generation (kiwi_mem_check()), every copy to or
+ * from the region re-checks it under mem->lock, and whoever changes
+ * what the STag maps (invalidate, fast-register, deregister) bumps it
+ * under the same lock: once that returns, no copy uses the old mapping,
+ * and the pages can go.  The structure itself lives until the last
+ * reference is dropped.
  */
 #include <linux/highmem.h>
 #include <linux/random.h>
@@ -24,7 +35,7 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 				       struct ib_pd *pd, int access)
 {
 	struct kiwi_mem *mem;
-	u32 idx;
+	u32 idx, next;
 	int rv;
 
 	if (!kiwi_res_get(&kdev->num_mr, kdev->lim.max_mr))
@@ -39,10 +50,15 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 	mem->pd = pd;
 	mem->access = access;
 	kref_init(&mem->ref);
+	rwlock_init(&mem->lock);
 
-	/* Not yet visible: the slot holds NULL until kiwi_mem_publish(). */
+	/*
+	 * Not yet visible: the slot holds NULL until kiwi_mem_publish().
+	 * The search for a free slot starts at a random index.
+	 */
+	next = get_random_u32_inclusive(1, KIWI_STAG_INDEX_MAX);
 	rv = xa_alloc_cyclic(&kdev->mem_xa, &idx, NULL,
-			     XA_LIMIT(1, KIWI_STAG_INDEX_MAX), &kdev->mem_next,
+			     XA_LIMIT(1, KIWI_STAG_INDEX_MAX), &next,
 			     GFP_KERNEL);
 	if (rv < 0) {
 		kfree(mem);
@@ -59,9 +75,21 @@ static void kiwi_mem_publish(struct kiwi_mem *mem, bool valid)
 	xa_store(&mem->kdev->mem_xa, mem->stag >> 8, mem, GFP_KERNEL);
 }
 
+/*
+ * Under mem->lock (write): the mapping behind the STag changes, or the
+ * STag becomes (in)valid.  Copies checked against the old generation
+ * stop at their next piece.
+ */
+static void kiwi_mem_set_valid(struct kiwi_mem *mem, bool valid)
+{
+	lockdep_assert_held_write(&mem->lock);
+	mem->valid = valid;
+	mem->gen++;
+}
+
 static void kiwi_mem_release(struct kref *ref)
 {
-	complete(container_of(ref, struct kiwi_mem, ref)->drained);
+	kfree_rcu(container_of(ref, struct kiwi_mem, ref), rcu);
 }
 
 /*
@@ -76,7 +104,7 @@ static struct kiwi_mem *kiwi_mem_lookup(struct kiwi_device *kdev, u32 stag,
 
 	rcu_read_lock();
 	mem = xa_load(&kdev->mem_xa, stag >> 8);
-	if (mem && ((match_key && mem->stag != stag) ||
+	if (mem && ((match_key && READ_ONCE(mem->stag) != stag) ||
 		    !kref_get_unless_zero(&mem->ref)))
 		mem = NULL;
 	rcu_read_unlock();
@@ -94,26 +122,28 @@ void kiwi_mem_put(struct kiwi_mem *mem)
 }
 
 /*
- * Unpublish the STag, wait until no placement or transmit still uses the
- * memory, then free it.  Sleeps.  The structure itself outlives an RCU
- * grace period, since a concurrent lookup may still be reading it.
+ * Unpublish the STag, end every copy that still uses the memory, and
+ * release the memory.  Never waits for the data path's references: they
+ * only keep the structure alive (a lookup under RCU or a stalled message
+ * may still look at it), and it is freed with the last of them.
  */
 static void kiwi_mem_destroy(struct kiwi_mem *mem)
 {
 	struct kiwi_device *kdev = mem->kdev;
-	DECLARE_COMPLETION_ONSTACK(drained);
+	unsigned long flags;
 
 	xa_erase(&kdev->mem_xa, mem->stag >> 8);
-	WRITE_ONCE(mem->valid, false);
-	mem->drained = &drained;
-	kiwi_mem_put(mem);
-	wait_for_completion(&drained);
+	write_lock_irqsave(&mem->lock, flags);
+	kiwi_mem_set_valid(mem, false);
+	write_unlock_irqrestore(&mem->lock, flags);
 
 	if (mem->umem)
 		ib_umem_release(mem->umem);
+	mem->umem = NULL;
 	kvfree(mem->pages);
-	kfree_rcu(mem, rcu);
+	mem->npages = 0;
 	atomic_dec(&kdev->num_mr);
+	kiwi_mem_put(mem);
 }
 
 static struct kiwi_mr *kiwi_mr_create(struct kiwi_mem *mem)
@@ -229,53 +259,64 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 /*
  * Check that [addr, addr + len) lies inside @mem, which must belong to
- * @pd and grant @access.  Returns 0 or the RDMAP error code (enum
- * kiwi_rdmap_ecode) that describes the violation.
+ * @pd and grant @access, and record in *@gen the generation that was
+ * checked: copies name it (kiwi_mem_copy_*()).  Returns 0 or the RDMAP
+ * error code (enum kiwi_rdmap_ecode) that describes the violation.
  */
 int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
-		   u64 len, int access)
+		   u64 len, int access, u32 *gen)
 {
-	if (!smp_load_acquire(&mem->valid))
-		return KIWI_RC_INVALID_STAG;
-	if (mem->pd != pd)
-		return KIWI_RC_STAG_NOT_ASSOC;
-	if ((mem->access & access) != access)
-		return KIWI_RC_ACCESS_RIGHTS;
-	if (addr + len < addr)
-		return KIWI_RC_TO_WRAP;
-	if (addr < mem->iova || addr + len - mem->iova > mem->len)
-		return KIWI_RC_BASE_BOUNDS;
-	return 0;
+	int why = 0;
+
+	read_lock_bh(&mem->lock);
+	if (!mem->valid)
+		why = KIWI_RC_INVALID_STAG;
+	else if (mem->pd != pd)
+		why = KIWI_RC_STAG_NOT_ASSOC;
+	else if ((mem->access & access) != access)
+		why = KIWI_RC_ACCESS_RIGHTS;
+	else if (addr + len < addr)
+		why = KIWI_RC_TO_WRAP;
+	else if (addr < mem->iova || addr + len - mem->iova > mem->len)
+		why = KIWI_RC_BASE_BOUNDS;
+	*gen = mem->gen;
+	read_unlock_bh(&mem->lock);
+	return why;
 }
 
 /* Page backing @addr of a user region; the caller checked bounds. */
-struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr)
+static struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr)
 {
 	return mem->pages[(addr >> PAGE_SHIFT) - (mem->iova >> PAGE_SHIFT)];
 }
 
 /*
- * Copy @len bytes from @src to @addr in @mem, extending *@crc over them
- * in the same pass unless @crc is NULL.  Kernel DMA regions address
- * kernel memory.
+ * Copy @len bytes between @buf and @addr in @mem (into the region if
+ * @in), extending *@crc over them in the same pass unless @crc is NULL.
+ * Kernel DMA regions address kernel memory.  Under mem->lock, with the
+ * generation checked.
  */
-static void kiwi_mem_place(struct kiwi_mem *mem, u64 addr, const u8 *src,
-			   u32 len, u32 *crc)
+static void kiwi_mem_xfer(struct kiwi_mem *mem, u64 addr, u8 *buf, u32 len,
+			  u32 *crc, bool in)
 {
+	lockdep_assert_held_read(&mem->lock);
 	while (len) {
 		u32 pg_off = offset_in_page(addr);
 		u32 chunk = min_t(u32, len, PAGE_SIZE - pg_off);
-		void *to;
+		void *va;
 
 		if (mem->pages)
-			to = kmap_local_page(kiwi_mem_page(mem, addr)) + pg_off;
+			va = kmap_local_page(kiwi_mem_page(mem, addr)) + pg_off;
 		else
-			to = (void *)(uintptr_t)addr;
-		kiwi_crc_copy_mem(to, src, chunk, crc);
+			va = (void *)(uintptr_t)addr;
+		if (in)
+			kiwi_crc_copy_mem(va, buf, chunk, crc);
+		else
+			kiwi_crc_copy_mem(buf, va, chunk, crc);
 		if (mem->pages)
-			kunmap_local(to);
+			kunmap_local(va);
 		addr += chunk;
-		src += chunk;
+		buf += chunk;
 		len -= chunk;
 	}
 }
@@ -283,23 +324,52 @@ static void kiwi_mem_place(struct kiwi_mem *mem, u64 addr, const u8 *src,
 /*
  * Copy @len bytes at @off of @skb to @addr in @mem, extending *@crc over
  * the placed bytes unless @crc is NULL.  The caller checked the bounds of
- * both.  The skb is read a piece (linear part, page fragment) at a time.
+ * both at generation @gen.  The skb is read a piece (linear part, page
+ * fragment) at a time.  Returns false, placing nothing, if the STag was
+ * invalidated or deregistered since.
  */
-void kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 addr,
+bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u32 gen, u64 addr,
 			    const struct sk_buff *skb, int off, u32 len,
 			    u32 *crc)
 {
 	struct skb_seq_state st;
 	const u8 *src;
 	u32 done = 0, n;
+	bool ok;
 
-	skb_prepare_seq_read((struct sk_buff *)skb, off, off + len, &st);
-	while (done < len && (n = skb_seq_read(done, &src, &st))) {
-		n = min(n, len - done);
-		kiwi_mem_place(mem, addr + done, src, n, crc);
-		done += n;
+	read_lock_bh(&mem->lock);
+	ok = mem->gen == gen;
+	if (ok) {
+		skb_prepare_seq_read((struct sk_buff *)skb, off, off + len,
+				     &st);
+		while (done < len && (n = skb_seq_read(done, &src, &st))) {
+			n = min(n, len - done);
+			kiwi_mem_xfer(mem, addr + done, (u8 *)src, n, crc,
+				      true);
+			done += n;
+		}
+		skb_abort_seq_read(&st);
 	}
-	skb_abort_seq_read(&st);
+	read_unlock_bh(&mem->lock);
+	return ok;
+}
+
+/*
+ * Copy @len bytes at @addr of @mem to @dst, as kiwi_mem_copy_from_skb()
+ * the other way.  Returns false, copying nothing, if the STag changed
+ * since generation @gen was checked.
+ */
+bool kiwi_mem_copy_out(struct kiwi_mem *mem, u32 gen, u64 addr, void *dst,
+		       u32 len, u32 *crc)
+{
+	bool ok;
+
+	read_lock_bh(&mem->lock);
+	ok = mem->gen == gen;
+	if (ok)
+		kiwi_mem_xfer(mem, addr, dst, len, crc, false);
+	read_unlock_bh(&mem->lock);
+	return ok;
 }
 
 /* ---- fast registration (kernel consumers) ---- */
@@ -356,7 +426,11 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 {
 	struct kiwi_mem *mem = to_kmr(ibmr)->mem;
 
-	/* Placement indexes pages by PAGE_SIZE distance from the iova. */
+	/*
+	 * Placement indexes pages by PAGE_SIZE distance from the iova.  An
+	 * invalid STag has no copy in progress (its generation moved on),
+	 * so its page list may change.
+	 */
 	if (ibmr->page_size != PAGE_SIZE || READ_ONCE(mem->valid))
 		return -EINVAL;
 	mem->npages = 0;
@@ -366,20 +440,22 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 /*
  * IB_WR_REG_MR for the FRMR named by @stag (its key is about to change,
  * so only the index counts): give the region the iova, length and pages
- * ib_map_mr_sg() set up, @access, and the new @key; then make it valid.
- * Lookups that see the new STag see the new fields (release/acquire on
- * ->valid through kiwi_mem_check()).
+ * ib_map_mr_sg() set up, @access, and the new @key; then make it valid,
+ * as a new generation: a copy checked against an earlier registration
+ * of the same region never uses this one.
  */
 int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access)
 {
 	struct kiwi_mem *mem = kiwi_mem_lookup(qp->kdev, stag, false);
+	unsigned long flags;
 	struct ib_mr *ibmr;
 	int rv = -EINVAL;
 
 	if (!mem)
 		return rv;
 	ibmr = mem->ibmr;
-	if (!mem->frmr || mem->pd != qp->ibqp.pd || READ_ONCE(mem->valid) ||
+	write_lock_irqsave(&mem->lock, flags);
+	if (!mem->frmr || mem->pd != qp->ibqp.pd || mem->valid ||
 	    (access & ~KIWI_ACCESS_SUPPORTED) || ibmr->page_size != PAGE_SIZE ||
 	    ibmr->iova + ibmr->length < ibmr->iova ||
 	    PAGE_ALIGN(ibmr->iova + ibmr->length) - (ibmr->iova & PAGE_MASK) >
@@ -391,9 +467,10 @@ int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access)
 	WRITE_ONCE(mem->stag, (mem->stag & ~0xffU) | (key & 0xff));
 	ibmr->lkey = mem->stag;
 	ibmr->rkey = mem->stag;
-	smp_store_release(&mem->valid, true);
+	kiwi_mem_set_valid(mem, true);
 	rv = 0;
 out:
+	write_unlock_irqrestore(&mem->lock, flags);
 	kiwi_mem_put(mem);
 	return rv;
 }
@@ -406,14 +483,17 @@ out:
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag)
 {
 	struct kiwi_mem *mem = kiwi_mem_get(qp->kdev, stag);
+	unsigned long flags;
 	int rv = -EINVAL;
 
 	if (!mem)
 		return rv;
-	if (mem->frmr && mem->pd == qp->ibqp.pd && READ_ONCE(mem->valid)) {
-		WRITE_ONCE(mem->valid, false);
+	write_lock_irqsave(&mem->lock, flags);
+	if (mem->frmr && mem->pd == qp->ibqp.pd && mem->valid) {
+		kiwi_mem_set_valid(mem, false);
 		rv = 0;
 	}
+	write_unlock_irqrestore(&mem->lock, flags);
 	kiwi_mem_put(mem);
 	return rv;
 }

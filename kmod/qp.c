@@ -98,11 +98,39 @@ void kiwi_qp_put(struct ib_qp *ibqp)
 	kref_put(&to_kqp(ibqp)->ref, kiwi_qp_release);
 }
 
+/*
+ * Is the caller the QP's owner: the process that created a user QP, or
+ * the kernel for a kernel consumer's QP (whose rdma_cm handlers run in
+ * kernel threads)?
+ */
+static bool kiwi_qp_caller_owns(struct kiwi_qp *qp)
+{
+	if (qp->user)
+		return qp->owner == task_tgid(current);
+	return current->flags & PF_KTHREAD;
+}
+
+/*
+ * The QP numbered @qpn, for the iw_cm to bind to a connection, in the
+ * context of rdma_connect() or rdma_accept().  Only its owner may: QP
+ * numbers are easy to guess, and a connection bound to another
+ * process's QP would let the peer send into its receive queue and read
+ * and write its memory regions.
+ */
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
 {
 	struct kiwi_qp *qp = xa_load(&to_kdev(ibdev)->qp_xa, qpn);
 
-	return qp ? &qp->ibqp : NULL;
+	if (!qp)
+		return NULL;
+	if (!kiwi_qp_caller_owns(qp)) {
+		ibdev_warn_ratelimited(ibdev,
+				       "QP %d not bound to a connection for %s[%d]: not its owner\n",
+				       qpn, current->comm,
+				       task_tgid_nr(current));
+		return NULL;
+	}
+	return &qp->ibqp;
 }
 
 /* ---- completions and flushing ---- */
@@ -125,6 +153,20 @@ static enum ib_wc_opcode kiwi_wc_opcode(u32 wr_opcode)
 	}
 }
 
+/*
+ * Queue a completion of @qp on @cq.  A full CQ loses it: the CQ reports
+ * IB_EVENT_CQ_ERR (cq.c), and the QP must not go on as if its consumer
+ * had heard.  It fails, from its transmit worker: callers hold queue
+ * locks here, and failing the QP flushes those queues.
+ */
+void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
+		    const struct kiwi_cqe *cqe, bool solicited)
+{
+	if (kiwi_cq_add(cq, cqe, solicited) == -ENOSPC &&
+	    !xchg(&qp->cq_overflow, true))
+		kiwi_tx_kick(qp);
+}
+
 static void kiwi_sq_complete(struct kiwi_qp *qp, u64 wr_id, u8 wr_opcode,
 			     enum ib_wc_status status)
 {
@@ -135,7 +177,7 @@ static void kiwi_sq_complete(struct kiwi_qp *qp, u64 wr_id, u8 wr_opcode,
 		.status = status,
 	};
 
-	kiwi_cq_add(qp->scq, &cqe, false);
+	kiwi_qp_cq_add(qp, qp->scq, &cqe, false);
 }
 
 /*
@@ -189,7 +231,7 @@ static void kiwi_rq_complete(struct kiwi_qp *qp, u64 wr_id,
 		.status = status,
 	};
 
-	kiwi_cq_add(qp->rcq, &cqe, false);
+	kiwi_qp_cq_add(qp, qp->rcq, &cqe, false);
 }
 
 /* What a flush needs of a WQE the kernel never started. */
@@ -803,8 +845,10 @@ out:
 
 /*
  * The connection is going away (CM context, socket still attached):
- * stop transmit, flush everything, unbind.  A pending TERMINATE gets a
- * short chance to leave first.
+ * stop transmit, flush everything.  A pending TERMINATE gets a short
+ * chance to leave first.  The QP stays bound to the endpoint (qp->ep)
+ * until kiwi_qp_unbind(), once the socket no longer calls the receive
+ * path: until then it cannot be reset or connected again.
  */
 void kiwi_qp_disconnected(struct kiwi_qp *qp)
 {
@@ -813,7 +857,6 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 
 	mutex_lock(&qp->state_lock);
 	sock = qp->sock;
-	WRITE_ONCE(qp->ep, NULL);
 	if (qp->state != KIWI_QP_ERROR) {
 		qp->state = KIWI_QP_ERROR;
 		qp->ib_state = IB_QPS_ERR;
@@ -827,15 +870,30 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 				work_busy(&qp->tx_work)); i++)
 		msleep(10);
 	kernel_sock_shutdown(sock, SHUT_RDWR);	/* unblocks a stuck send */
-	mutex_lock(&qp->tx_mutex);		/* a doorbell's sender is done */
-	mutex_unlock(&qp->tx_mutex);
-	flush_work(&qp->tx_work);
-
+	/*
+	 * Senders read qp->sock under tx_mutex (the worker, a doorbell):
+	 * once it is cleared under the same mutex, none still uses it.
+	 */
+	mutex_lock(&qp->tx_mutex);
 	mutex_lock(&qp->state_lock);
 	WRITE_ONCE(qp->sock, NULL);
 	mutex_unlock(&qp->state_lock);
+	mutex_unlock(&qp->tx_mutex);
+	flush_work(&qp->tx_work);
+
 	kiwi_qp_flush_rq(qp);
 	kiwi_qp_flush_sq(qp);
+}
+
+/*
+ * The endpoint is done with the QP: its socket is released and the
+ * receive path let go (kiwi_rx_release()).  Now it may be reset.
+ */
+void kiwi_qp_unbind(struct kiwi_qp *qp)
+{
+	mutex_lock(&qp->state_lock);
+	WRITE_ONCE(qp->ep, NULL);
+	mutex_unlock(&qp->state_lock);
 }
 
 /* ---- create / destroy ---- */
@@ -957,6 +1015,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
 	qp->sq_sig_type = attr->sq_sig_type;
 	qp->user = !!udata;
+	if (udata)
+		qp->owner = get_task_pid(current, PIDTYPE_TGID);
 	qp->ird = KIWI_MAX_IRD;
 	qp->ord = KIWI_MAX_ORD;
 
@@ -991,6 +1051,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 err:
 	kiwi_tx_free(qp);
 	kiwi_qp_free_queues(qp);
+	put_pid(qp->owner);
 	atomic_dec(&kdev->num_qp);
 	return rv;
 }
@@ -1014,6 +1075,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_rx_stop(qp);
 	kiwi_tx_free(qp);
 	kiwi_qp_free_queues(qp);
+	put_pid(qp->owner);
 	atomic_dec(&kdev->num_qp);
 	return 0;
 }
@@ -1027,9 +1089,11 @@ static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 
 	switch (to) {
 	case IB_QPS_RESET:
-		if (qp->state == KIWI_QP_RTS || qp->sock)
+		/* Not while a connection (its receive path) still holds it. */
+		if (qp->state == KIWI_QP_RTS || qp->sock || qp->ep)
 			return -EINVAL;
 		qp->state = KIWI_QP_IDLE;
+		qp->cq_overflow = false;
 		kiwi_rx_reset(qp);
 		kiwi_qp_reset_msn(qp);
 		break;

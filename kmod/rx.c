@@ -43,16 +43,24 @@ static int kiwi_rx_fail(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
 	return -EPROTO;
 }
 
+/*
+ * What the peer is told about an STag that kiwi_mem_check() refused.  An
+ * STag of another protection domain is reported as invalid, exactly as
+ * one that does not exist: a peer must not learn which STags are live
+ * elsewhere on the device.
+ */
+static int kiwi_rx_remote_why(int why)
+{
+	return why == KIWI_RC_STAG_NOT_ASSOC ? KIWI_RC_INVALID_STAG : why;
+}
+
 /* Map a kiwi_mem_check() result for a tagged sink to TERMINATE codes. */
 static int kiwi_rx_tagged_fail(struct kiwi_qp *qp, int why)
 {
-	switch (why) {
+	switch (kiwi_rx_remote_why(why)) {
 	case KIWI_RC_ACCESS_RIGHTS:
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    KIWI_RC_ACCESS_RIGHTS);
-	case KIWI_RC_STAG_NOT_ASSOC:
-		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_TAGGED,
-				    KIWI_DC_T_STAG_NOT_ASSOC);
 	case KIWI_RC_TO_WRAP:
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_TAGGED,
 				    KIWI_DC_T_TO_WRAP);
@@ -92,7 +100,8 @@ static int kiwi_rx_sink(struct kiwi_qp *qp, u32 stag, u64 to, u32 len,
 	rx->mem = kiwi_mem_get(qp->kdev, stag);
 	if (!rx->mem)
 		return kiwi_rx_tagged_fail(qp, KIWI_RC_INVALID_STAG);
-	why = kiwi_mem_check(rx->mem, qp->ibqp.pd, to, len, access);
+	why = kiwi_mem_check(rx->mem, qp->ibqp.pd, to, len, access,
+			     &rx->mem_gen);
 	return why ? kiwi_rx_tagged_fail(qp, why) : 0;
 }
 
@@ -161,7 +170,7 @@ static void kiwi_rx_complete(struct kiwi_qp *qp, u8 status, u8 flags,
 	};
 
 	rx->in_msg = false;
-	kiwi_cq_add(qp->rcq, &cqe, solicited);
+	kiwi_qp_cq_add(qp, qp->rcq, &cqe, solicited);
 }
 
 static int kiwi_rx_begin_send(struct kiwi_qp *qp)
@@ -198,7 +207,9 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	struct kiwi_read_req *rr = (void *)(rx->hdr.raw +
 					    sizeof(struct kiwi_hdr_untagged));
 	u32 len = be32_to_cpu(rr->size);
+	u32 ird = min_t(u32, READ_ONCE(qp->ird), KIWI_MAX_IRD);
 	struct kiwi_mem *mem;
+	u32 gen;
 	int why, rv;
 
 	rv = kiwi_rx_check_untagged(qp, KIWI_QN_READ_REQ, 0);
@@ -207,8 +218,11 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_READ))
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    KIWI_RC_ACCESS_RIGHTS);
-	/* The ring holds KIWI_MAX_IRD; we advertised no more than that. */
-	if (rx->data_rem || READ_ONCE(qp->irq_count) >= KIWI_MAX_IRD)
+	/*
+	 * A READ beyond the IRD we advertised has no request queue entry
+	 * (RFC 5040 5.3: untagged queue 1 has IRD buffers).
+	 */
+	if (rx->data_rem || READ_ONCE(qp->irq_count) >= max(ird, 1U))
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MSN_NOBUF);
 	if (!len)
@@ -218,10 +232,11 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    KIWI_RC_INVALID_STAG);
 	why = kiwi_mem_check(mem, qp->ibqp.pd, be64_to_cpu(rr->src_to), len,
-			     IB_ACCESS_REMOTE_READ);
+			     IB_ACCESS_REMOTE_READ, &gen);
 	kiwi_mem_put(mem);
-	if (why)
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION, why);
+	if (why)	/* the response checks again when it is sent */
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    kiwi_rx_remote_why(why));
 	return 0;
 }
 
@@ -281,15 +296,20 @@ static int kiwi_rx_place_send(struct kiwi_qp *qp, struct sk_buff *skb,
 						    KIWI_RC_CATASTROPHIC_STREAM);
 			why = kiwi_mem_check(rx->sge_mem, qp->ibqp.pd,
 					     sge->addr, sge->len,
-					     IB_ACCESS_LOCAL_WRITE);
+					     IB_ACCESS_LOCAL_WRITE,
+					     &rx->sge_gen);
 			if (why)
 				return kiwi_rx_fail(qp, KIWI_TL_RDMAP,
 						    KIWI_RT_CATASTROPHIC,
 						    KIWI_RC_CATASTROPHIC_STREAM);
 		}
-		kiwi_mem_copy_from_skb(rx->sge_mem, sge->addr + rx->sge_off,
-				       skb, off, chunk,
-				       qp->crc ? &rx->crc : NULL);
+		/* The receive buffer was deregistered under the message. */
+		if (!kiwi_mem_copy_from_skb(rx->sge_mem, rx->sge_gen,
+					    sge->addr + rx->sge_off, skb, off,
+					    chunk, qp->crc ? &rx->crc : NULL))
+			return kiwi_rx_fail(qp, KIWI_TL_RDMAP,
+					    KIWI_RT_CATASTROPHIC,
+					    KIWI_RC_CATASTROPHIC_STREAM);
 		rx->sge_off += chunk;
 		rx->msg_len += chunk;
 		off += chunk;
@@ -319,8 +339,14 @@ static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 		return 0;
 	}
 	if (kiwi_op_tagged(rx->op)) {
-		kiwi_mem_copy_from_skb(rx->mem, rx->to, skb, off, len,
-				       qp->crc ? &rx->crc : NULL);
+		if (!kiwi_mem_copy_from_skb(rx->mem, rx->mem_gen, rx->to, skb,
+					    off, len,
+					    qp->crc ? &rx->crc : NULL)) {
+			/* Invalidated or deregistered since the header. */
+			if (rx->op == KIWI_OP_READ_RESP)
+				kiwi_qp_read_failed(qp, IB_WC_LOC_PROT_ERR);
+			return kiwi_rx_tagged_fail(qp, KIWI_RC_INVALID_STAG);
+		}
 		rx->to += len;
 		return 0;
 	}

@@ -10,7 +10,6 @@
  * kiwi_tx_batch), so a work request may complete as soon as its FPDUs
  * are queued.
  */
-#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/slab.h>
@@ -58,7 +57,8 @@ struct kiwi_src {
 	const struct kiwi_sge *sge;	/* SGE list, or */
 	u32 num_sge;
 	const u8 *kbuf;			/* a kernel buffer (inline data) */
-	struct kiwi_mem *mem;		/* or one registered region at addr */
+	struct kiwi_mem *mem;		/* or one registered region at addr, */
+	u32 gen;			/* checked at this generation */
 	u64 addr;
 };
 
@@ -70,68 +70,104 @@ static void kiwi_tx_batch_reset(struct kiwi_tx_batch *b)
 }
 
 /*
- * Copy @len bytes from @p to the batch, extending @crc over them unless
- * it is NULL.  Pieces that follow on in one page grow the same bvec.
- * Returns 0, -ENOSPC when the bvecs are full, or -ENOMEM (-EAGAIN in
- * the receive path, where the worker can try again).
+ * Bytes of our page frag that the next copy may fill, refilling it when
+ * it is used up (a page only TCP still holds is refilled, ours is not).
+ * Returns the room, or -ENOMEM (-EAGAIN in the receive path, where the
+ * worker can try again).
  */
-static int kiwi_tx_put(struct kiwi_tx_batch *b, const void *p, u32 len,
-		       u32 *crc)
+static int kiwi_tx_room(struct kiwi_tx_batch *b)
 {
 	gfp_t gfp = (b->atomic ? GFP_ATOMIC : GFP_KERNEL) | __GFP_NOWARN;
 	struct page_frag *f = &b->frag;
 
+	if (!skb_page_frag_refill(KIWI_TX_PIECE_MIN, f, gfp))
+		return b->atomic ? -EAGAIN : -ENOMEM;
+	return f->size - f->offset;
+}
+
+static void *kiwi_tx_frag_va(struct kiwi_tx_batch *b)
+{
+	return page_address(b->frag.page) + b->frag.offset;
+}
+
+/*
+ * @n bytes were just copied to the frag: add them to the batch.  Pieces
+ * that follow on in one page grow the same bvec.  Returns 0, or -ENOSPC
+ * when the bvecs are full.
+ */
+static int kiwi_tx_commit(struct kiwi_tx_batch *b, u32 n)
+{
+	struct bio_vec *last = b->nbv ? &b->bv[b->nbv - 1] : NULL;
+	struct page_frag *f = &b->frag;
+
+	if (last && last->bv_page == f->page &&
+	    last->bv_offset + last->bv_len == f->offset) {
+		last->bv_len += n;
+	} else {
+		if (b->nbv == KIWI_TX_BVECS)
+			return -ENOSPC;
+		get_page(f->page);
+		b->bv[b->nbv++] = (struct bio_vec){
+			.bv_page = f->page, .bv_offset = f->offset,
+			.bv_len = n,
+		};
+	}
+	f->offset += n;
+	b->bytes += n;
+	return 0;
+}
+
+/*
+ * Copy @len bytes from @p to the batch, extending @crc over them unless
+ * it is NULL.  Returns 0 or the errors of kiwi_tx_room()/_commit().
+ */
+static int kiwi_tx_put(struct kiwi_tx_batch *b, const void *p, u32 len,
+		       u32 *crc)
+{
 	while (len) {
-		struct bio_vec *last = b->nbv ? &b->bv[b->nbv - 1] : NULL;
-		void *to;
+		int room = kiwi_tx_room(b);
 		u32 n;
+		int rv;
 
-		/* A page only TCP still holds is refilled, ours is not. */
-		if (!skb_page_frag_refill(KIWI_TX_PIECE_MIN, f, gfp))
-			return b->atomic ? -EAGAIN : -ENOMEM;
-		n = min_t(u32, len, f->size - f->offset);
-		to = page_address(f->page) + f->offset;
-		kiwi_crc_copy_mem(to, p, n, crc);
-
-		if (last && last->bv_page == f->page &&
-		    last->bv_offset + last->bv_len == f->offset) {
-			last->bv_len += n;
-		} else {
-			if (b->nbv == KIWI_TX_BVECS)
-				return -ENOSPC;
-			get_page(f->page);
-			b->bv[b->nbv++] = (struct bio_vec){
-				.bv_page = f->page, .bv_offset = f->offset,
-				.bv_len = n,
-			};
-		}
-		f->offset += n;
-		b->bytes += n;
+		if (room < 0)
+			return room;
+		n = min_t(u32, len, room);
+		kiwi_crc_copy_mem(kiwi_tx_frag_va(b), p, n, crc);
+		rv = kiwi_tx_commit(b, n);
+		if (rv)
+			return rv;
 		p += n;
 		len -= n;
 	}
 	return 0;
 }
 
-/* Copy @len bytes at @addr of @mem (bounds checked) to the batch. */
+/*
+ * Copy @len bytes at @addr of @mem, checked at generation @gen, to the
+ * batch.  Returns 0, -EINVAL if the region was invalidated or
+ * deregistered meanwhile, or kiwi_tx_put()'s errors.
+ */
 static int kiwi_tx_put_mem(struct kiwi_tx_batch *b, struct kiwi_mem *mem,
-			   u64 addr, u32 len, u32 *crc)
+			   u32 gen, u64 addr, u32 len, u32 *crc)
 {
-	int rv = 0;
+	while (len) {
+		int room = kiwi_tx_room(b);
+		u32 n;
+		int rv;
 
-	if (!mem->pages)	/* a kernel DMA region: kernel addresses */
-		return kiwi_tx_put(b, (void *)(uintptr_t)addr, len, crc);
-	while (len && !rv) {
-		u32 off = offset_in_page(addr);
-		u32 chunk = min_t(u32, len, PAGE_SIZE - off);
-		void *va = kmap_local_page(kiwi_mem_page(mem, addr));
-
-		rv = kiwi_tx_put(b, va + off, chunk, crc);
-		kunmap_local(va);
-		addr += chunk;
-		len -= chunk;
+		if (room < 0)
+			return room;
+		n = min_t(u32, len, room);
+		if (!kiwi_mem_copy_out(mem, gen, addr, kiwi_tx_frag_va(b), n,
+				       crc))
+			return -EINVAL;
+		rv = kiwi_tx_commit(b, n);
+		if (rv)
+			return rv;
+		addr += n;
+		len -= n;
 	}
-	return rv;
+	return 0;
 }
 
 /*
@@ -150,12 +186,13 @@ static int kiwi_tx_put_src(struct kiwi_tx_batch *b, struct kiwi_src *src,
 	if (src->kbuf)
 		return kiwi_tx_put(b, src->kbuf + off, len, crc);
 	if (src->mem)
-		return kiwi_tx_put_mem(b, src->mem, src->addr + off, len, crc);
+		return kiwi_tx_put_mem(b, src->mem, src->gen, src->addr + off,
+				       len, crc);
 
 	for (i = 0; i < src->num_sge && len; i++) {
 		const struct kiwi_sge *sge = &src->sge[i];
 		struct kiwi_mem *mem;
-		u32 chunk;
+		u32 chunk, gen;
 
 		if (off >= sge->len) {
 			off -= sge->len;
@@ -166,12 +203,12 @@ static int kiwi_tx_put_src(struct kiwi_tx_batch *b, struct kiwi_src *src,
 		if (!mem)
 			return -EINVAL;
 		rv = kiwi_mem_check(mem, src->qp->ibqp.pd, sge->addr + off,
-				    chunk, 0);
+				    chunk, 0, &gen);
 		if (rv)
 			rv = -EINVAL;
 		else
-			rv = kiwi_tx_put_mem(b, mem, sge->addr + off, chunk,
-					     crc);
+			rv = kiwi_tx_put_mem(b, mem, gen, sge->addr + off,
+					     chunk, crc);
 		kiwi_mem_put(mem);
 		if (rv)
 			return rv;
@@ -450,7 +487,7 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 			return -EINVAL;
 		src.addr = e->src_to;
 		rv = kiwi_mem_check(src.mem, qp->ibqp.pd, e->src_to, e->len,
-				    IB_ACCESS_REMOTE_READ);
+				    IB_ACCESS_REMOTE_READ, &src.gen);
 		if (rv) {
 			kiwi_mem_put(src.mem);
 			return -EINVAL;
@@ -682,16 +719,25 @@ static bool kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock, u32 budget)
 	return left;
 }
 
+/*
+ * The socket is read under tx_mutex, which kiwi_qp_disconnected() also
+ * holds to clear qp->sock: a run that saw the socket ends before it is
+ * released.
+ */
 void kiwi_tx_work(struct work_struct *work)
 {
 	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx_work);
-	struct socket *sock = kiwi_tx_sock(qp);
-	bool left;
+	struct socket *sock;
+	bool left = false;
 
-	if (!sock)
-		return;
+	/* A completion was lost to a full CQ (kiwi_qp_cq_add()). */
+	if (READ_ONCE(qp->cq_overflow))
+		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
+			      KIWI_RC_CATASTROPHIC_STREAM);
 	mutex_lock(&qp->tx_mutex);
-	left = kiwi_tx_run(qp, sock, 0);
+	sock = kiwi_tx_sock(qp);
+	if (sock)
+		left = kiwi_tx_run(qp, sock, 0);
 	mutex_unlock(&qp->tx_mutex);
 	if (left)
 		kiwi_tx_kick(qp);

@@ -161,6 +161,20 @@ void kiwi_dealloc_ucontext(struct ib_ucontext *uctx)
 {
 }
 
+/*
+ * The device is going away (rdma link delete, module unload) while a
+ * process still has it open.  With this op the RDMA core destroys the
+ * process's objects itself, through the ordinary destroy verbs, and
+ * answers its later calls with EIO, instead of waiting -- unkillably,
+ * in `rdma link delete` or rmmod -- until the process closes the
+ * device.  Nothing is left for us to do here: every object kiwi keeps
+ * belongs to one of those verbs objects, and the mapped rings stay
+ * valid memory for as long as the process maps them (kiwi_mmap_free()).
+ */
+void kiwi_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
 int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct kiwi_device *kdev = to_kdev(ibpd->device);

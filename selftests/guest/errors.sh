@@ -207,8 +207,9 @@ tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 exec {RFD}<>"$TMPD/ready"
 
 # Expected TERMINATEs (layer/type/code): RFC 5041 7.2 for DDP (layer
-# 1; type 1 tagged: 0x00 invalid STag, 0x01 base or bounds, 0x02 STag
-# not associated; type 2 untagged: 0x02 no buffer, 0x05 message too
+# 1; type 1 tagged: 0x00 invalid STag, 0x01 base or bounds; kiwi
+# reports an STag of another PD as invalid too, not as 0x02 "not
+# associated", so a peer cannot tell live STags of other PDs; type 2 untagged: 0x02 no buffer, 0x05 message too
 # long), RFC 5040 for RDMAP
 # (layer 0; type 1 remote protection: 0x02 access rights; type 0 local
 # catastrophic, any code).
@@ -222,8 +223,8 @@ run_case send_norecv "srv 3 1 2 0x02" 0 0 \
 	"SEND with no receive posted: TERMINATE DDP untagged/no buffer, both QPs to ERR, flushed, disconnected"
 run_case send_toolong "srv 3 1 2 0x05" 0 0 \
 	"SEND longer than the posted receive: TERMINATE DDP untagged/too long, that receive LOC_LEN_ERR, rest flushed"
-run_case other_pd "srv 0 1 1 0x02" 0 0 \
-	"RDMA WRITE to an MR of another PD: TERMINATE DDP tagged/STag not associated, nothing placed, QPs to ERR"
+run_case other_pd "srv 0 1 1 0x00" 0 0 \
+	"RDMA WRITE to an MR of another PD: TERMINATE DDP tagged/invalid STag (as for no STag), nothing placed, QPs to ERR"
 run_case qp_noread "srv 1 0 1 0x02" 0 0 \
 	"RDMA READ via a QP without REMOTE_READ access: remote error, TERMINATE RDMAP protection/access rights"
 run_case read_sink_noaccess "cli 2 [01] 1 0x0[0-2]" 0 0 \

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * victim -- the kiwi side of the abuse tests (selftests/guest/abuse.sh):
+ * an ordinary rdma_cm server that a hostile peer (fpdu_peer.c) talks to.
+ *
+ *   victim -a ADDR [-p PORT] [-i IRD] [-d] [-t SECS]
+ *
+ * It listens, accepts one connection with responder_resources (IRD)
+ * -i (default 1), and passes the address, rkey and length of a 64 KiB
+ * region (REMOTE_WRITE | REMOTE_READ) in the accept's private data
+ * (struct victim_info).  Then:
+ *
+ *   -d  one second after the connection is up (the peer has sent part
+ *       of an FPDU by then and stalled), ibv_dereg_mr() the region and
+ *       time it: it must return promptly whatever the peer does,
+ *       although the peer's WRITE still names the region.
+ *
+ * Either way it waits (up to -t seconds, default 20) for the connection
+ * to fail or end -- the peer is hostile, so it must -- and reports the
+ * QP state and the async events seen.  Output: "# " lines and a final
+ * "victim: ..." summary.  Exit status 0 if everything went as above, 1
+ * if not, 2 on usage errors.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "abuse.h"
+
+#define REGION_LEN	(64 * 1024)
+
+static int timeout_s = 20;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Next CM event of @ch within the time limit, or NULL. */
+static struct rdma_cm_event *cm_event(struct rdma_event_channel *ch,
+				      int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&pfd, 1, ms) != 1 || rdma_get_cm_event(ch, &ev))
+		return NULL;
+	return ev;
+}
+
+/* Drain async events for up to @ms; true if the QP got a fatal one. */
+static bool async_fatal(struct ibv_context *ctx, int ms)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	bool fatal = false;
+
+	while (poll(&pfd, 1, ms) == 1 && !ibv_get_async_event(ctx, &ev)) {
+		printf("# async event: %s\n", ibv_event_type_str(ev.event_type));
+		if (ev.event_type == IBV_EVENT_QP_FATAL)
+			fatal = true;
+		ibv_ack_async_event(&ev);
+		ms = 0;
+	}
+	return fatal;
+}
+
+static const char *qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return "?";
+	switch (a.qp_state) {
+	case IBV_QPS_ERR:
+		return "ERR";
+	case IBV_QPS_RTS:
+		return "RTS";
+	case IBV_QPS_SQD:
+		return "SQD";
+	default:
+		return "other";
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *addr = NULL;
+	int port = ABUSE_PORT, ird = 1, c, ok = 1;
+	bool dereg = false;
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *lid, *id;
+	struct rdma_cm_event *ev;
+	struct ibv_qp_init_attr qa = { 0 };
+	struct rdma_conn_param cp = { 0 };
+	struct victim_info info = { 0 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	void *buf;
+	double t0, ms;
+
+	while ((c = getopt(argc, argv, "a:p:i:dt:")) != -1) {
+		switch (c) {
+		case 'a': addr = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		case 'i': ird = atoi(optarg); break;
+		case 'd': dereg = true; break;
+		case 't': timeout_s = atoi(optarg); break;
+		default: addr = NULL; optind = argc; break;
+		}
+	}
+	if (!addr || inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
+		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-d] [-t SECS]\n");
+		return 2;
+	}
+	sin.sin_port = htons(port);
+	alarm(3 * timeout_s);	/* a hung verb ends the run, visibly */
+
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, (struct sockaddr *)&sin) || rdma_listen(lid, 4)) {
+		perror("victim: listen");
+		return 1;
+	}
+	printf("# listening on %s:%d\n", addr, port);
+	fflush(stdout);
+	ev = cm_event(ch, timeout_s * 1000);
+	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		printf("victim: no connect request\n");
+		return 1;
+	}
+	id = ev->id;
+	rdma_ack_cm_event(ev);
+
+	pd = ibv_alloc_pd(id->verbs);
+	cq = pd ? ibv_create_cq(id->verbs, 64, NULL, NULL, 0) : NULL;
+	buf = aligned_alloc(4096, REGION_LEN);
+	if (!cq || !buf)
+		return 1;
+	memset(buf, PAT_VICTIM, REGION_LEN);
+	mr = ibv_reg_mr(pd, buf, REGION_LEN, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	qa.send_cq = qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 16;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	if (!mr || rdma_create_qp(id, pd, &qa)) {
+		perror("victim: mr/qp");
+		return 1;
+	}
+	info.magic = htonl(VICTIM_MAGIC);
+	info.rkey = htonl(mr->rkey);
+	info.addr = htobe64((uintptr_t)buf);
+	info.len = htonl(REGION_LEN);
+	cp.private_data = &info;
+	cp.private_data_len = sizeof(info);
+	cp.responder_resources = ird;
+	cp.initiator_depth = 1;
+	if (rdma_accept(id, &cp)) {
+		perror("victim: accept");
+		return 1;
+	}
+	ev = cm_event(ch, timeout_s * 1000);
+	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+		printf("victim: not established (%s)\n",
+		       ev ? rdma_event_str(ev->event) : "timeout");
+		return 1;
+	}
+	rdma_ack_cm_event(ev);
+	printf("# established, qp %u, rkey 0x%x, IRD %d\n", id->qp->qp_num,
+	       mr->rkey, ird);
+	fflush(stdout);
+
+	if (dereg) {
+		sleep(1);
+		t0 = now_ms();
+		c = ibv_dereg_mr(mr);
+		ms = now_ms() - t0;
+		printf("# ibv_dereg_mr: %d after %.0f ms\n", c, ms);
+		if (c || ms > 3000) {
+			printf("# FAIL: dereg under a stalled FPDU took %.0f ms (rc %d)\n",
+			       ms, c);
+			ok = 0;
+		}
+		fflush(stdout);
+	}
+
+	/* The peer is hostile: the connection must fail or end. */
+	ev = cm_event(ch, timeout_s * 1000);
+	printf("# cm event: %s\n", ev ? rdma_event_str(ev->event) : "none");
+	if (!ev || ev->event != RDMA_CM_EVENT_DISCONNECTED)
+		ok = 0;
+	if (ev)
+		rdma_ack_cm_event(ev);
+	async_fatal(id->verbs, 200);
+	printf("# qp state %s\n", qp_state(id->qp));
+	printf("victim: %s\n", ok ? "ok" : "FAILED");
+	return ok ? 0 : 1;
+}

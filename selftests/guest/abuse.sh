@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# selftests/guest/abuse.sh -- kiwi against a hostile peer and a hostile
+# local process, run inside the test guest:
+#
+#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/abuse.sh
+#
+# Two network namespaces joined by a veth pair, kiwi0 (10.91.0.1, netns
+# kwa) and kiwi1 (10.91.0.2, netns kwb), as in errors.sh.  Cases (one TAP
+# line each; the programs are in selftests/abuse/):
+#
+#   qp_steal      a process that owns no QP answers a connect request
+#                 with rdma_accept() naming another process's QP number:
+#                 refused, and the kernel log says why
+#   dereg_stall   a raw-TCP peer (fpdu_peer) sends the header and 16 bytes
+#                 of an RDMA WRITE into the victim's MR, then goes silent;
+#                 the victim's ibv_dereg_mr() returns at once (< 3 s), and
+#                 the rest of the WRITE, when it comes, is answered with
+#                 TERMINATE DDP tagged/invalid STag
+#   ird_flood     the peer sends 8 READ requests to a QP that advertised
+#                 IRD 1: at most one is answered, then TERMINATE DDP
+#                 untagged/no buffer
+#   cq_overflow   a requester whose send CQ holds one entry posts 8
+#                 signaled WRITEs and never polls: IBV_EVENT_CQ_ERR, and
+#                 the QP fails (IBV_EVENT_QP_FATAL, ERR) instead of losing
+#                 completions silently
+#   stag_random   64 registrations in a row get STag indices that are not
+#                 a sequence (a peer cannot guess the next or a live one)
+#   unload        `rdma link del` while a process holds the device open
+#                 (it is disassociated), then `modprobe -r kiwi`
+#
+# Output is TAP 13 with the plan line last; exit status 0 only if all
+# pass.  Environment: KIWI_SELFTEST_BIN (default build/selftests).
+set -u
+
+ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
+BIN=${KIWI_SELFTEST_BIN:-$ROOT/build/selftests}
+SRV=10.91.0.2
+START=$SECONDS
+# TAP helpers (ok, notok, diag, tap_end), TMPD, the kwa/kwb namespaces.
+. "$ROOT/selftests/guest/lib.sh"
+
+setup() {
+	local p
+	for p in qpsteal victim fpdu_peer cqover; do
+		[ -x "$BIN/$p" ] || { echo "$BIN/$p missing (make)"; return 1; }
+	done
+	modprobe kiwi || return 1
+	netns_up && veth_pair kv0 kv1 10.91.0 1500 &&
+	# Static neighbours: rdma_cm's first ARP lookup would time out.
+	A ip neigh replace $SRV dev kv0 nud permanent \
+		lladdr "$(B cat /sys/class/net/kv1/address)" &&
+	B ip neigh replace 10.91.0.1 dev kv1 nud permanent \
+		lladdr "$(A cat /sys/class/net/kv0/address)" &&
+	A rdma link add kiwi0 type kiwi netdev kv0 &&
+	B rdma link add kiwi1 type kiwi netdev kv1
+}
+
+# verdict NAME RC LOG...: ok if RC is 0, else not ok with the logs.
+verdict() {
+	local name=$1 rc=$2
+	shift 2
+	if [ "$rc" -eq 0 ]; then
+		ok "$name"
+	else
+		notok "$name (exit $rc)"
+		tail -n 40 "$@" | diag
+	fi
+}
+
+case_qp_steal() {
+	local vpid tpid qpn rc=0 i
+	B "$BIN/qpsteal" victim kiwi1 >"$TMPD/v" 2>&1 &
+	vpid=$!
+	for i in $(seq 1 50); do
+		qpn=$(awk '/^qpn/ { print $2 }' "$TMPD/v")
+		[ -n "$qpn" ] && break
+		sleep 0.2
+	done
+	B timeout 60 "$BIN/qpsteal" thief $SRV 7401 "${qpn:-1}" >"$TMPD/t" 2>&1 &
+	tpid=$!
+	wait_port $SRV 7401
+	A timeout 20 rping -c -a $SRV -p 7401 -C 1 >"$TMPD/c" 2>&1
+	wait $tpid || rc=$?
+	pkill -x qpsteal
+	wait $vpid 2>/dev/null
+	if [ $rc -eq 0 ] && ! dmesg | grep -q "QP $qpn not bound to a connection for qpsteal"; then
+		echo "# no kernel log line about the refused QP $qpn" >>"$TMPD/t"
+		rc=1
+	fi
+	verdict "qp_steal: rdma_accept() with another process's QP $qpn is refused" \
+		$rc "$TMPD/v" "$TMPD/t" "$TMPD/c"
+}
+
+# peer_case NAME PORT VICTIM_ARGS PEER_ARGS DESCRIPTION [PEER]: the
+# victim in kwb, PEER (default fpdu_peer) in kwa.
+peer_case() {
+	local name=$1 port=$2 vargs=$3 pargs=$4 desc=$5 peer=${6:-fpdu_peer}
+	local vpid vrc=0 prc=0
+	# shellcheck disable=SC2086
+	B timeout 90 "$BIN/victim" -a $SRV -p "$port" $vargs >"$TMPD/v" 2>&1 &
+	vpid=$!
+	wait_port $SRV "$port"
+	# shellcheck disable=SC2086
+	A timeout 60 "$BIN/$peer" -a $SRV -p "$port" $pargs >"$TMPD/p" 2>&1 ||
+		prc=$?
+	wait $vpid || vrc=$?
+	grep -hE 'dereg|TERMINATE|responses|async|state' "$TMPD/v" "$TMPD/p" |
+		sed 's/^# */# /'
+	verdict "$name: $desc" $((prc | vrc)) "$TMPD/v" "$TMPD/p"
+}
+
+case_stag_random() {
+	local out rc=0
+	out=$(python3 - <<'EOF' 2>&1
+import pyverbs.device as d
+from pyverbs.pd import PD
+from pyverbs.mr import MR
+import pyverbs.enums as e
+ctx = d.Context(name='kiwi0')
+pd = PD(ctx)
+mrs = [MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+       for _ in range(64)]
+idx = [m.rkey >> 8 for m in mrs]
+seq = sum(1 for a, b in zip(idx, idx[1:]) if b == a + 1)
+print(f"indices {idx[:6]}..., {seq} of 63 in sequence")
+raise SystemExit(0 if seq < 8 and len(set(idx)) == 64 else 1)
+EOF
+) || rc=$?
+	echo "$out" >"$TMPD/s"
+	echo "# $out" | head -1
+	verdict "stag_random: 64 STags in a row are not a sequence" $rc "$TMPD/s"
+}
+
+# unload: with a process still holding kiwi1 open (its objects are
+# destroyed for it: the device disassociates), with a bounded wait; if
+# it hangs, show who holds what.
+case_unload() {
+	local rc=0 pid hp
+	B "$BIN/qpsteal" victim kiwi1 >"$TMPD/h" 2>&1 &
+	hp=$!
+	for _ in $(seq 1 50); do
+		grep -q qpn "$TMPD/h" && break
+		sleep 0.2
+	done
+	( A rdma link del kiwi0 && B rdma link del kiwi1 &&
+	  modprobe -r kiwi ) >"$TMPD/u" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 60); do
+		kill -0 $pid 2>/dev/null || break
+		sleep 1
+	done
+	if kill -0 $pid 2>/dev/null; then
+		rc=124
+		{
+			echo "unload still running after 60 s; blocked tasks:"
+			for t in /proc/[0-9]*; do
+				[ "$(awk '{ print $3 }' "$t/stat" 2>/dev/null)" = D ] || continue
+				echo "-- $(cat "$t/comm") ${t#/proc/}"
+				cat "$t/stack"
+			done
+			echo "device files open:"
+			ls -l /proc/[0-9]*/fd 2>/dev/null | grep -E 'infiniband|rdma_cm'
+		} >>"$TMPD/u" 2>&1
+	else
+		wait $pid || rc=$?
+	fi
+	pkill -x qpsteal
+	wait $hp 2>/dev/null
+	verdict "unload: devices deleted (one held open by a process) and the module unloaded" \
+		$rc "$TMPD/u"
+}
+
+tap_setup "two namespaces, veth, kiwi0/kiwi1" \
+	"two namespaces, veth, kiwi0/kiwi1"
+case_qp_steal
+peer_case dereg_stall 7402 "-d" "-m stall_write -s 5" \
+	"dereg of an MR a stalled WRITE names returns at once; the WRITE's rest gets TERMINATE invalid STag"
+peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
+	"8 READ requests against IRD 1: one answered, then TERMINATE DDP untagged/no buffer"
+peer_case cq_overflow 7404 "" "" \
+	"8 signaled WRITEs into a 1-entry CQ: CQ_ERR, then the QP fails (QP_FATAL, ERR)" cqover
+case_stag_random
+case_unload
+echo "# abuse.sh: $((SECONDS - START)) s"
+tap_end
