@@ -17,6 +17,15 @@
  *                responses, then TERMINATE DDP untagged / no buffer
  *                (1/2/0x02).
  *
+ * and one malformed or hostile message per mode, each answered as RFC
+ * 5040/5041/5044 say (see scenarios[] for the TERMINATE due): bad_crc,
+ * ulpdu_0, ulpdu_1, ulpdu_max, ddp_version, rdmap_version, bad_opcode,
+ * tagged_send, stag_unknown, to_wrap, one_past_end (a WRITE ending
+ * exactly at the region's end is fine, one byte more is not), qn_bad,
+ * msn_bad, mo_bad, read_huge, read_msn, term_bogus and term_flood (the
+ * stream just ends), byte_by_byte (a WRITE one byte per segment, read
+ * back with an RDMA READ: the bytes must match).
+ *
  * It prints what it receives ("# rx ..." lines) and ends with
  * "fpdu_peer: ok" or "fpdu_peer: FAILED ...".  Exit status 0 if the
  * victim answered as the RFCs say, 1 if not, 2 on usage errors.
@@ -66,20 +75,25 @@ static void send_all(const void *p, size_t len)
 	}
 }
 
+static bool peer_eof;	/* the last recv_all() failed on EOF or reset */
+
 /* Read exactly @len bytes within @ms; false on timeout or EOF. */
 static bool recv_all(void *p, size_t len, int ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	uint8_t *b = p;
 
+	peer_eof = false;
 	while (len) {
 		ssize_t n;
 
 		if (poll(&pfd, 1, ms) != 1)
 			return false;
 		n = recv(fd, b, len, 0);
-		if (n <= 0)
+		if (n <= 0) {
+			peer_eof = true;
 			return false;
+		}
 		b += n;
 		len -= n;
 	}
@@ -150,55 +164,76 @@ static struct victim_info mpa_connect(uint16_t ird, uint16_t ord)
 	return vi;
 }
 
+#define GOT_TIMEOUT	(-1)
+#define GOT_EOF		(-2)
+#define TERM(l, t, c)	((l) << 16 | (t) << 8 | (c))
+
+static uint8_t resp_data[70000];	/* payload of the last READ response */
+static uint32_t resp_len;
+
 /*
- * Read FPDUs until a TERMINATE (returned as layer << 16 | type << 8 |
- * code) or the end; counts READ responses in *@resp.  -1 if none came.
+ * Read FPDUs until a TERMINATE (returned as TERM(layer, type, code)), the
+ * end of the stream (GOT_EOF) or @ms of silence (GOT_TIMEOUT).  Counts
+ * READ responses in *@resp and keeps the last one's payload.
  */
 static int await_terminate(int ms, int *resp)
 {
 	for (;;) {
-		uint8_t buf[70000];
+		static uint8_t buf[70000];
 		struct kiwi_ctrl c;
 		uint32_t len, total, ctrl;
 		uint16_t dr;
 		uint8_t op;
 
 		if (!recv_all(&c, sizeof(c), ms))
-			return -1;
+			return peer_eof ? GOT_EOF : GOT_TIMEOUT;
 		len = ntohs(c.mpa_len);
 		total = kiwi_mpa_pad(len + KIWI_MPA_HDR_LEN) + len +
 			KIWI_MPA_HDR_LEN + KIWI_MPA_CRC_LEN - sizeof(c);
 		memcpy(buf, &c, sizeof(c));
 		if (!recv_all(buf + sizeof(c), total, ms))
-			return -1;
+			return peer_eof ? GOT_EOF : GOT_TIMEOUT;
 		dr = ntohs(c.ddp_rdmap);
 		op = dr & KIWI_RDMAP_OP_MASK;
 		printf("# rx op %u, ULPDU %u\n", op, len);
-		if (op == KIWI_OP_READ_RESP && resp)
-			(*resp)++;
+		if (op == KIWI_OP_READ_RESP) {
+			uint32_t h = sizeof(struct kiwi_hdr_tagged);
+
+			if (resp)
+				(*resp)++;
+			resp_len = len + KIWI_MPA_HDR_LEN - h;
+			memcpy(resp_data, buf + h, resp_len);
+		}
 		if (op != KIWI_OP_TERMINATE)
 			continue;
 		memcpy(&ctrl, buf + sizeof(struct kiwi_hdr_untagged), 4);
 		ctrl = ntohl(ctrl);
-		return (ctrl >> KIWI_TERM_LAYER_SHIFT) << 16 |
-		       ((ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf) << 8 |
-		       ((ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
+		return TERM(ctrl >> KIWI_TERM_LAYER_SHIFT,
+			    (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
+			    (ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
 	}
 }
 
+static const char *got_str(int got)
+{
+	static char b[32];
+
+	if (got == GOT_TIMEOUT)
+		return "nothing (timeout)";
+	if (got == GOT_EOF)
+		return "end of stream";
+	snprintf(b, sizeof(b), "TERMINATE %d/%d/0x%02x", got >> 16,
+		 (got >> 8) & 0xff, got & 0xff);
+	return b;
+}
+
+/* The victim answered with @got; 0 if that is @want. */
 static int expect_term(int got, int want)
 {
-	if (got < 0) {
-		printf("fpdu_peer: FAILED no TERMINATE (want %d/%d/0x%02x)\n",
-		       want >> 16, (want >> 8) & 0xff, want & 0xff);
-		return 1;
-	}
-	printf("# TERMINATE layer %d type %d code 0x%02x\n", got >> 16,
-	       (got >> 8) & 0xff, got & 0xff);
+	printf("# got %s\n", got_str(got));
 	if (got != want) {
-		printf("fpdu_peer: FAILED TERMINATE %d/%d/0x%02x, want %d/%d/0x%02x\n",
-		       got >> 16, (got >> 8) & 0xff, got & 0xff, want >> 16,
-		       (want >> 8) & 0xff, want & 0xff);
+		printf("fpdu_peer: FAILED got %s, ", got_str(got));
+		printf("want %s\n", got_str(want));
 		return 1;
 	}
 	return 0;
@@ -223,8 +258,8 @@ static int stall_write(const struct victim_info *vi, int secs)
 	send_all(fpdu + sizeof(h) + 16, n - sizeof(h) - 16);
 	printf("# sent the rest\n");
 	return expect_term(await_terminate(10000, NULL),
-			   KIWI_TL_DDP << 16 | KIWI_DT_TAGGED << 8 |
-			   KIWI_DC_T_INVALID_STAG);
+			   TERM(KIWI_TL_DDP, KIWI_DT_TAGGED,
+				KIWI_DC_T_INVALID_STAG));
 }
 
 /*
@@ -260,8 +295,8 @@ static int read_flood(const struct victim_info *vi, int count)
 	printf("# sent %d READ requests in one segment (%zu bytes)\n", count,
 	       n);
 	rv = expect_term(await_terminate(10000, &resp),
-			 KIWI_TL_DDP << 16 | KIWI_DT_UNTAGGED << 8 |
-			 KIWI_DC_U_INVALID_MSN_NOBUF);
+			 TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+			      KIWI_DC_U_INVALID_MSN_NOBUF));
 	printf("# %d READ responses before the TERMINATE\n", resp);
 	if (resp > 1) {
 		printf("fpdu_peer: FAILED %d READs served beyond an IRD of 1\n",
@@ -269,6 +304,307 @@ static int read_flood(const struct victim_info *vi, int count)
 		rv = 1;
 	}
 	return rv;
+}
+
+/* ---- one malformed or hostile message each, and the answer due ---- */
+
+static struct victim_info V;	/* the victim's region */
+
+static uint64_t v_addr(void) { return be64toh(V.addr); }
+static uint32_t v_rkey(void) { return ntohl(V.rkey); }
+static uint32_t v_len(void) { return ntohl(V.len); }
+
+static void send_fpdu(const void *hdr, uint32_t hdr_len, const void *payload,
+		      uint32_t len)
+{
+	static uint8_t out[70000];
+
+	send_all(out, fpdu_build(out, hdr, hdr_len, payload, len));
+}
+
+static struct kiwi_hdr_tagged tagged(uint16_t ddp_rdmap, uint32_t stag,
+				     uint64_t to)
+{
+	struct kiwi_hdr_tagged h = { 0 };
+
+	h.ctrl.ddp_rdmap = htons(ddp_rdmap);
+	h.stag = htonl(stag);
+	h.to = htobe64(to);
+	return h;
+}
+
+static struct kiwi_hdr_untagged untagged(uint16_t ddp_rdmap, uint32_t qn,
+					 uint32_t msn, uint32_t mo)
+{
+	struct kiwi_hdr_untagged h = { 0 };
+
+	h.ctrl.ddp_rdmap = htons(ddp_rdmap);
+	h.qn = htonl(qn);
+	h.msn = htonl(msn);
+	h.mo = htonl(mo);
+	return h;
+}
+
+static void send_write(uint32_t stag, uint64_t to, uint32_t len)
+{
+	static uint8_t data[66000];
+	struct kiwi_hdr_tagged h = tagged(kiwi_ddp_rdmap(KIWI_OP_WRITE, true),
+					  stag, to);
+
+	memset(data, PAT_PEER, len);
+	send_fpdu(&h, sizeof(h), data, len);
+}
+
+static void send_read_req(uint32_t msn, uint32_t size, uint32_t src_stag,
+			  uint64_t src_to)
+{
+	struct {
+		struct kiwi_hdr_untagged u;
+		struct kiwi_read_req r;
+	} __attribute__((packed)) h;
+
+	h.u = untagged(kiwi_ddp_rdmap(KIWI_OP_READ_REQ, true),
+		       KIWI_QN_READ_REQ, msn, 0);
+	h.r.sink_stag = htonl(0x4321);
+	h.r.sink_to = 0;
+	h.r.size = htonl(size);
+	h.r.src_stag = htonl(src_stag);
+	h.r.src_to = htobe64(src_to);
+	send_fpdu(&h, sizeof(h), NULL, 0);
+}
+
+static void send_send(uint32_t qn, uint32_t msn, uint32_t mo, uint32_t len)
+{
+	static uint8_t data[256];
+	struct kiwi_hdr_untagged h =
+		untagged(kiwi_ddp_rdmap(KIWI_OP_SEND, true), qn, msn, mo);
+
+	memset(data, PAT_PEER, sizeof(data));
+	send_fpdu(&h, sizeof(h), data, len);
+}
+
+/* FPDUs whose trouble is in the MPA or DDP/RDMAP framing. */
+static void s_bad_crc(void)
+{
+	static uint8_t out[256];
+	struct kiwi_hdr_tagged h = tagged(kiwi_ddp_rdmap(KIWI_OP_WRITE, true),
+					  v_rkey(), v_addr());
+	uint8_t data[64];
+	size_t n;
+
+	memset(data, PAT_PEER, sizeof(data));
+	n = fpdu_build(out, &h, sizeof(h), data, sizeof(data));
+	out[n - 1] ^= 0x5a;
+	send_all(out, n);
+}
+
+static void s_ulpdu(uint16_t len)
+{
+	struct kiwi_ctrl c = {
+		.mpa_len = htons(len),
+		.ddp_rdmap = htons(kiwi_ddp_rdmap(KIWI_OP_SEND, true)),
+	};
+	uint8_t zero[64] = { 0 };
+
+	send_all(&c, sizeof(c));
+	send_all(zero, sizeof(zero));
+}
+
+static void s_ulpdu_0(void) { s_ulpdu(0); }
+static void s_ulpdu_1(void) { s_ulpdu(1); }
+
+/* The MPA maximum ULPDU, placed where it cannot fit. */
+static void s_ulpdu_max(void)
+{
+	send_write(v_rkey(), v_addr() + 64,
+		   KIWI_MPA_MAX_ULPDU - sizeof(struct kiwi_hdr_tagged) +
+		   KIWI_MPA_HDR_LEN);
+}
+
+/* A zero-length WRITE (legal, names no buffer), then DDP version 2. */
+static void s_ddp_version(void)
+{
+	struct kiwi_hdr_tagged h =
+		tagged((kiwi_ddp_rdmap(KIWI_OP_WRITE, true) &
+			~KIWI_DDP_VER_MASK) | 2 << KIWI_DDP_VER_SHIFT,
+		       v_rkey(), v_addr());
+
+	send_write(v_rkey(), v_addr(), 0);
+	send_fpdu(&h, sizeof(h), "x", 1);
+}
+
+static void s_rdmap_version(void)
+{
+	struct kiwi_hdr_untagged h =
+		untagged((kiwi_ddp_rdmap(KIWI_OP_SEND, true) &
+			  ~KIWI_RDMAP_VER_MASK) | 2 << KIWI_RDMAP_VER_SHIFT,
+			 KIWI_QN_SEND, 1, 0);
+
+	send_fpdu(&h, sizeof(h), NULL, 0);
+}
+
+static void s_bad_opcode(void)
+{
+	struct kiwi_hdr_untagged h =
+		untagged(kiwi_ddp_rdmap(KIWI_OP_SEND, true) + 0xc - KIWI_OP_SEND,
+			 KIWI_QN_SEND, 1, 0);
+
+	send_fpdu(&h, sizeof(h), NULL, 0);
+}
+
+/* A SEND that claims to be tagged. */
+static void s_tagged_send(void)
+{
+	struct kiwi_hdr_tagged h =
+		tagged(kiwi_ddp_rdmap(KIWI_OP_SEND, true) | KIWI_DDP_TAGGED,
+		       v_rkey(), v_addr());
+
+	send_fpdu(&h, sizeof(h), NULL, 0);
+}
+
+/* Tagged addressing. */
+static void s_stag_unknown(void) { send_write(v_rkey() ^ 0x5a5a00, v_addr(), 64); }
+static void s_to_wrap(void) { send_write(v_rkey(), UINT64_MAX - 15, 64); }
+static void s_one_past(void)
+{
+	send_write(v_rkey(), v_addr() + v_len() - 64, 64);	/* fits */
+	send_write(v_rkey(), v_addr() + v_len() - 63, 64);	/* one over */
+}
+
+/* Untagged queues. */
+static void s_qn_bad(void) { send_send(7, 1, 0, 16); }
+static void s_msn_bad(void) { send_send(KIWI_QN_SEND, 9, 0, 16); }
+static void s_mo_bad(void) { send_send(KIWI_QN_SEND, 1, 100, 16); }
+static void s_read_huge(void) { send_read_req(1, 0xffffffffU, v_rkey(), v_addr()); }
+static void s_read_msn(void) { send_read_req(5, 16, v_rkey(), v_addr()); }
+
+/* TERMINATEs: with bogus header-present bits and length, and a flood. */
+static void s_term_bogus(void)
+{
+	uint8_t body[4 + 60];
+	struct kiwi_hdr_untagged h =
+		untagged(kiwi_ddp_rdmap(KIWI_OP_TERMINATE, true),
+			 KIWI_QN_TERMINATE, 1, 0);
+	uint32_t ctrl = htonl(0xffffffffU);
+
+	memset(body, 0xee, sizeof(body));
+	memcpy(body, &ctrl, 4);
+	send_fpdu(&h, sizeof(h), body, sizeof(body));
+}
+
+static void s_term_flood(void)
+{
+	static uint8_t out[100 * 40];
+	size_t n = 0;
+	uint32_t i, ctrl = htonl(kiwi_term_ctrl(KIWI_TL_RDMAP,
+						KIWI_RT_OPERATION,
+						KIWI_RC_UNSPECIFIED));
+
+	for (i = 0; i < 100; i++) {
+		struct kiwi_hdr_untagged h =
+			untagged(kiwi_ddp_rdmap(KIWI_OP_TERMINATE, true),
+				 KIWI_QN_TERMINATE, i + 1, 0);
+		uint8_t hdr[sizeof(h) + 4];
+
+		memcpy(hdr, &h, sizeof(h));
+		memcpy(hdr + sizeof(h), &ctrl, 4);
+		n += fpdu_build(out + n, hdr, sizeof(hdr), NULL, 0);
+	}
+	send_all(out, n);
+}
+
+/*
+ * Slow delivery: a WRITE one byte per TCP segment, then a READ of the
+ * same bytes, whose response must hold exactly them.  Returns 0 when it
+ * does (the stream then ends with our FIN), non-zero otherwise.
+ */
+static int s_byte_by_byte(void)
+{
+	static uint8_t out[512];
+	uint8_t data[100];
+	struct kiwi_hdr_tagged h = tagged(kiwi_ddp_rdmap(KIWI_OP_WRITE, true),
+					  v_rkey(), v_addr() + 1000);
+	size_t n, i;
+	int got, resp = 0;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 3);
+	n = fpdu_build(out, &h, sizeof(h), data, sizeof(data));
+	for (i = 0; i < n; i++) {
+		send_all(out + i, 1);
+		usleep(2000);
+	}
+	send_read_req(1, sizeof(data), v_rkey(), v_addr() + 1000);
+	shutdown(fd, SHUT_WR);
+	got = await_terminate(10000, &resp);
+	printf("# %d READ response(s), %u bytes; then %s\n", resp, resp_len,
+	       got_str(got));
+	if (resp != 1 || resp_len != sizeof(data) ||
+	    memcmp(resp_data, data, sizeof(data))) {
+		printf("fpdu_peer: FAILED the bytes written one per segment did not read back\n");
+		return 1;
+	}
+	return got == GOT_EOF ? 0 : expect_term(got, GOT_EOF);
+}
+
+struct scenario {
+	const char *name;
+	void (*send)(void);
+	int want;
+};
+
+static const struct scenario scenarios[] = {
+	{ "bad_crc", s_bad_crc, TERM(KIWI_TL_LLP, 0, KIWI_LC_MPA_CRC) },
+	{ "ulpdu_0", s_ulpdu_0, TERM(KIWI_TL_DDP, KIWI_DT_CATASTROPHIC, 0) },
+	{ "ulpdu_1", s_ulpdu_1, TERM(KIWI_TL_DDP, KIWI_DT_CATASTROPHIC, 0) },
+	{ "ulpdu_max", s_ulpdu_max,
+	  TERM(KIWI_TL_DDP, KIWI_DT_TAGGED, KIWI_DC_T_BASE_BOUNDS) },
+	{ "ddp_version", s_ddp_version,
+	  TERM(KIWI_TL_DDP, KIWI_DT_TAGGED, KIWI_DC_T_VERSION) },
+	{ "rdmap_version", s_rdmap_version,
+	  TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION, KIWI_RC_INVALID_VERSION) },
+	{ "bad_opcode", s_bad_opcode,
+	  TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION, KIWI_RC_UNEXPECTED_OP) },
+	{ "tagged_send", s_tagged_send,
+	  TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION, KIWI_RC_UNEXPECTED_OP) },
+	{ "stag_unknown", s_stag_unknown,
+	  TERM(KIWI_TL_DDP, KIWI_DT_TAGGED, KIWI_DC_T_INVALID_STAG) },
+	{ "to_wrap", s_to_wrap,
+	  TERM(KIWI_TL_DDP, KIWI_DT_TAGGED, KIWI_DC_T_TO_WRAP) },
+	{ "one_past_end", s_one_past,
+	  TERM(KIWI_TL_DDP, KIWI_DT_TAGGED, KIWI_DC_T_BASE_BOUNDS) },
+	{ "qn_bad", s_qn_bad,
+	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_QN) },
+	{ "msn_bad", s_msn_bad,
+	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_MSN_RANGE) },
+	{ "mo_bad", s_mo_bad,
+	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_MO) },
+	{ "read_huge", s_read_huge,
+	  TERM(KIWI_TL_RDMAP, KIWI_RT_PROTECTION, KIWI_RC_BASE_BOUNDS) },
+	{ "read_msn", s_read_msn,
+	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_MSN_RANGE) },
+	{ "term_bogus", s_term_bogus, GOT_EOF },
+	{ "term_flood", s_term_flood, GOT_EOF },
+	{ "byte_by_byte", NULL, 0 },
+};
+
+static const struct scenario *find_scenario(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (!strcmp(scenarios[i].name, name))
+			return &scenarios[i];
+	return NULL;
+}
+
+static int run_scenario(const struct scenario *sc)
+{
+	if (!sc->send)
+		return s_byte_by_byte();
+	sc->send();
+	printf("# sent %s\n", sc->name);
+	return expect_term(await_terminate(10000, NULL), sc->want);
 }
 
 int main(int argc, char **argv)
@@ -290,8 +626,14 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!addr || !mode || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
-	    (strcmp(mode, "stall_write") && strcmp(mode, "read_flood"))) {
-		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m stall_write|read_flood [-s SECS] [-n COUNT]\n");
+	    (strcmp(mode, "stall_write") && strcmp(mode, "read_flood") &&
+	     !find_scenario(mode))) {
+		size_t i;
+
+		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT]\nmodes: stall_write read_flood");
+		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+			fprintf(stderr, " %s", scenarios[i].name);
+		fprintf(stderr, "\n");
 		return 2;
 	}
 	kiwi_crc_tab_init(&crc_tab);
@@ -301,11 +643,14 @@ int main(int argc, char **argv)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)))
 		die("connect");
 	vi = mpa_connect(8, 8);
+	V = vi;
 	fflush(stdout);
 	if (!strcmp(mode, "stall_write"))
 		rv = stall_write(&vi, secs);
-	else
+	else if (!strcmp(mode, "read_flood"))
 		rv = read_flood(&vi, count);
+	else
+		rv = run_scenario(find_scenario(mode));
 	if (!rv)
 		printf("fpdu_peer: ok\n");
 	close(fd);

@@ -21,10 +21,26 @@
 #   ird_flood     the peer sends 8 READ requests to a QP that advertised
 #                 IRD 1: at most one is answered, then TERMINATE DDP
 #                 untagged/no buffer
+#   peer_*        one malformed or hostile message each from fpdu_peer
+#                 (bad CRC, ULPDU lengths 0/1/maximum, DDP and RDMAP
+#                 versions, unknown and mis-tagged opcodes, unknown
+#                 STag, tagged offset wrapping 2^64, a WRITE ending at
+#                 the region's end then one byte past it, bad untagged
+#                 QN/MSN/MO, huge READ, READ MSN, bogus TERMINATE,
+#                 TERMINATE flood, a WRITE one byte per segment read
+#                 back): the TERMINATE RFC 5040/5041/5044 prescribe (or
+#                 the end of the stream), the victim sees DISCONNECTED,
+#                 and an rping -V between the same devices keeps passing
+#                 meanwhile (peer_others_unaffected)
 #   cq_overflow   a requester whose send CQ holds one entry posts 8
 #                 signaled WRITEs and never polls: IBV_EVENT_CQ_ERR, and
 #                 the QP fails (IBV_EVENT_QP_FATAL, ERR) instead of losing
 #                 completions silently
+#   ring_scribble a process overwrites random words of its own mapped
+#                 rings (indices, flags, WQEs, CQEs) while posting WRITEs,
+#                 SENDs and receives for 10 s: whatever becomes of its own
+#                 QP (and of the process), the kernel log stays clean and
+#                 the other cases and the unload still work
 #   stag_random   64 registrations in a row get STag indices that are not
 #                 a sequence (a peer cannot guess the next or a live one)
 #   unload        `rdma link del` while a process holds the device open
@@ -43,7 +59,7 @@ START=$SECONDS
 
 setup() {
 	local p
-	for p in qpsteal victim fpdu_peer cqover; do
+	for p in qpsteal victim fpdu_peer cqover scribble; do
 		[ -x "$BIN/$p" ] || { echo "$BIN/$p missing (make)"; return 1; }
 	done
 	modprobe kiwi || return 1
@@ -109,6 +125,48 @@ peer_case() {
 	grep -hE 'dereg|TERMINATE|responses|async|state' "$TMPD/v" "$TMPD/p" |
 		sed 's/^# */# /'
 	verdict "$name: $desc" $((prc | vrc)) "$TMPD/v" "$TMPD/p"
+}
+
+# rping -V rounds between kiwi0 and kiwi1 until $TMPD/stop appears;
+# each round's exit status goes to $TMPD/rounds.
+bystander() {
+	local n=0 spid crc src
+	: >"$TMPD/rounds"
+	while [ ! -e "$TMPD/stop" ]; do
+		n=$((n + 1))
+		B timeout 120 rping -s -a $SRV -p 7399 -V -C 100 -S 4096 \
+			>"$TMPD/bs" 2>&1 &
+		spid=$!
+		wait_port $SRV 7399
+		A timeout 120 rping -c -a $SRV -p 7399 -V -C 100 -S 4096 \
+			>"$TMPD/bc" 2>&1
+		crc=$?
+		wait $spid
+		src=$?
+		echo "$n $crc $src" >>"$TMPD/rounds"
+	done
+}
+
+case_peer_scenarios() {
+	local bpid port=7410 sc bad
+	bystander &
+	bpid=$!
+	for sc in bad_crc ulpdu_0 ulpdu_1 ulpdu_max ddp_version rdmap_version \
+		  bad_opcode tagged_send stag_unknown to_wrap one_past_end \
+		  qn_bad msn_bad mo_bad read_huge read_msn term_bogus \
+		  term_flood byte_by_byte; do
+		peer_case "peer_$sc" $port "" "-m $sc" "hostile peer: $sc"
+		port=$((port + 1))
+	done
+	touch "$TMPD/stop"
+	wait $bpid
+	bad=$(awk '$2 != 0 || $3 != 0' "$TMPD/rounds")
+	if [ -s "$TMPD/rounds" ] && [ -z "$bad" ]; then
+		ok "peer_others_unaffected: $(wc -l <"$TMPD/rounds") rping -V rounds on the same devices passed meanwhile"
+	else
+		notok "peer_others_unaffected: rping rounds (n client server): $(tr '\n' ';' <"$TMPD/rounds")"
+		tail -n 5 "$TMPD/bc" "$TMPD/bs" | diag
+	fi
 }
 
 case_stag_random() {
@@ -179,8 +237,12 @@ peer_case dereg_stall 7402 "-d" "-m stall_write -s 5" \
 	"dereg of an MR a stalled WRITE names returns at once; the WRITE's rest gets TERMINATE invalid STag"
 peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
 	"8 READ requests against IRD 1: one answered, then TERMINATE DDP untagged/no buffer"
+case_peer_scenarios
 peer_case cq_overflow 7404 "" "" \
 	"8 signaled WRITEs into a 1-entry CQ: CQ_ERR, then the QP fails (QP_FATAL, ERR)" cqover
+peer_case ring_scribble 7405 "-t 40" "-t 10" \
+	"10 s of garbage in the process's own rings while it posts: kernel unharmed" scribble
+grep -h '^scribble' "$TMPD/p" | sed 's/^/# /'
 case_stag_random
 case_unload
 echo "# abuse.sh: $((SECONDS - START)) s"

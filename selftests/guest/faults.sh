@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# selftests/guest/faults.sh -- kiwi on a bad network and under
+# administrative changes, run inside the test guest:
+#
+#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/faults.sh
+#
+# kiwi0 (10.91.0.1, netns kwa) and kiwi1 (10.91.0.2, netns kwb) on a veth
+# pair.  With `tc qdisc ... netem` on both ends of the veth -- 1% loss;
+# 1% duplication; 25% reordering with 5 ms delay; all of them together --
+# `rping -V` (every byte of every iteration compared) at 4 KiB and 64 KiB
+# and ib_read_bw / ib_send_bw must pass: TCP repairs the stream, and
+# kiwi must neither misplace a byte nor fail a QP.  Then, during
+# traffic: the MTU changed on both ends (traffic goes on), the netdev set
+# down and up (the connection may fail, cleanly), the address removed;
+# after each the devices still work; finally everything is torn down and
+# the module unloads.  The kernel log must stay clean (selftests/vm/run).
+#
+# Output is TAP 13 with the plan line last; exit status 0 only if all
+# pass.
+set -u
+
+ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
+SRV=10.91.0.2
+START=$SECONDS
+. "$ROOT/selftests/guest/lib.sh"
+
+setup() {
+	modprobe kiwi && modprobe sch_netem || return 1
+	netns_up && veth_pair kv0 kv1 10.91.0 1500 &&
+	A ip neigh replace $SRV dev kv0 nud permanent \
+		lladdr "$(B cat /sys/class/net/kv1/address)" &&
+	B ip neigh replace 10.91.0.1 dev kv1 nud permanent \
+		lladdr "$(A cat /sys/class/net/kv0/address)" &&
+	A rdma link add kiwi0 type kiwi netdev kv0 &&
+	B rdma link add kiwi1 type kiwi netdev kv1
+}
+
+# netem ARGS...: the same impairment on both ends ("" clears it).
+netem() {
+	A tc qdisc del dev kv0 root 2>/dev/null
+	B tc qdisc del dev kv1 root 2>/dev/null
+	[ $# -gt 0 ] || return 0
+	A tc qdisc add dev kv0 root netem "$@" &&
+	B tc qdisc add dev kv1 root netem "$@"
+}
+
+# Passive TCP statistics of the last run, to show the faults were real.
+tcp_stats() {
+	A nstat -az TcpRetransSegs TcpExtTCPOFOQueue 2>/dev/null |
+		awk 'NR > 1 && $1 !~ /^#/ { printf "%s=%s ", $1, $2 }'
+}
+
+impaired() {
+	local label=$1
+	shift
+	if ! netem "$@"; then
+		notok "$label: tc qdisc netem $*"
+		return
+	fi
+	A nstat -n >/dev/null 2>&1
+	rping_test "$label" $SRV 4096 300
+	rping_test "$label" $SRV 65535 40
+	perf_test "$label" kiwi1 kiwi0 $SRV 300 ib_read_bw -s 65536
+	perf_test "$label" kiwi1 kiwi0 $SRV 300 ib_send_bw -s 4096
+	echo "# $label: $(tcp_stats)"
+	netem
+}
+
+# during LABEL CMD...: rping -V runs while CMD changes the network; the
+# rping may fail if CMD breaks connectivity, but afterwards a new rping
+# must pass.
+during() {
+	local label=$1 spid cpid crc
+	shift
+	B timeout 120 rping -s -a $SRV -p 7175 -V -C 400 -S 16384 \
+		>"$TMPD/ds" 2>&1 &
+	spid=$!
+	wait_port $SRV 7175
+	A timeout 120 rping -c -a $SRV -p 7175 -V -C 400 -S 16384 \
+		>"$TMPD/dc" 2>&1 &
+	cpid=$!
+	sleep 1
+	"$@"
+	wait $cpid
+	crc=$?
+	wait $spid
+	echo "# $label: rping during the change exited $crc (client) $? (server)"
+	rping_test "$label (after)" $SRV 4096 50
+}
+
+mtu_change() {
+	A ip link set kv0 mtu 9000 && B ip link set kv1 mtu 9000
+	sleep 1
+	A ip link set kv0 mtu 1500 && B ip link set kv1 mtu 1500
+}
+
+link_bounce() {
+	A ip link set kv0 down
+	sleep 2
+	A ip link set kv0 up
+	A ip neigh replace $SRV dev kv0 nud permanent \
+		lladdr "$(B cat /sys/class/net/kv1/address)"
+}
+
+addr_bounce() {
+	B ip addr del $SRV/24 dev kv1
+	sleep 2
+	B ip addr add $SRV/24 dev kv1
+	B ip neigh replace 10.91.0.1 dev kv1 nud permanent \
+		lladdr "$(A cat /sys/class/net/kv0/address)"
+}
+
+unload() {
+	A rdma link del kiwi0 && B rdma link del kiwi1 && modprobe -r kiwi
+}
+
+tap_setup "two namespaces, veth, kiwi0/kiwi1, sch_netem" \
+	"two namespaces, veth, kiwi0/kiwi1, sch_netem"
+PERF_PIN=1
+impaired "loss 1%" loss 1%
+impaired "duplicate 1%" duplicate 1%
+impaired "reorder 25% delay 5ms" delay 5ms reorder 25% 50%
+impaired "loss+dup+reorder" delay 5ms reorder 25% 50% loss 1% duplicate 1%
+during "MTU 1500->9000->1500 during traffic" mtu_change
+during "kv0 down/up during traffic" link_bounce
+during "server address removed and re-added during traffic" addr_bounce
+if unload >"$TMPD/u" 2>&1; then
+	ok "unload: devices deleted, module unloaded"
+else
+	notok "unload"
+	diag "$TMPD/u"
+fi
+echo "# faults.sh: $((SECONDS - START)) s"
+tap_end
