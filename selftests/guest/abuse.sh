@@ -45,6 +45,11 @@
 #                 a sequence (a peer cannot guess the next or a live one)
 #   unload        `rdma link del` while a process holds the device open
 #                 (it is disassociated), then `modprobe -r kiwi`
+#   no_leaks      after the unload, TCP sockets (slab caches TCP, TCPv6)
+#                 are back to their count before kiwi was loaded (exact,
+#                 within 30 s for closing sockets), and slab memory within
+#                 8 MiB of it (the whole guest's slab: other activity
+#                 moves it by a few MiB; the figures are printed)
 #
 # Output is TAP 13 with the plan line last; exit status 0 only if all
 # pass.  Environment: KIWI_SELFTEST_BIN (default build/selftests).
@@ -144,6 +149,10 @@ bystander() {
 		wait $spid
 		src=$?
 		echo "$n $crc $src" >>"$TMPD/rounds"
+		if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+			cp "$TMPD/bc" "$TMPD/bad-round-$n-client"
+			cp "$TMPD/bs" "$TMPD/bad-round-$n-server"
+		fi
 	done
 }
 
@@ -165,7 +174,8 @@ case_peer_scenarios() {
 		ok "peer_others_unaffected: $(wc -l <"$TMPD/rounds") rping -V rounds on the same devices passed meanwhile"
 	else
 		notok "peer_others_unaffected: rping rounds (n client server): $(tr '\n' ';' <"$TMPD/rounds")"
-		tail -n 5 "$TMPD/bc" "$TMPD/bs" | diag
+		tail -n 8 "$TMPD"/bad-round-* | diag
+		dmesg | tail -n 20 | diag
 	fi
 }
 
@@ -230,6 +240,36 @@ case_unload() {
 		$rc "$TMPD/u"
 }
 
+# mem_snapshot: "TCP TCPv6 SLAB_KB" -- active TCP socket objects and the
+# kernel's slab memory, after reclaiming what can be.
+mem_snapshot() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	awk '$1 == "TCP" { t = $2 } $1 == "TCPv6" { t6 = $2 }
+	     END { printf "%d %d ", t, t6 }' /proc/slabinfo
+	awk '$1 == "Slab:" { print $2 }' /proc/meminfo
+}
+
+case_no_leaks() {
+	local now i rc=0
+	for i in $(seq 1 30); do
+		now=($(mem_snapshot))
+		[ "${now[0]}" -le "${BASE[0]}" ] && [ "${now[1]}" -le "${BASE[1]}" ] &&
+			break
+		sleep 1
+	done
+	echo "# before kiwi: TCP ${BASE[0]}, TCPv6 ${BASE[1]}, slab ${BASE[2]} KiB; after unload: TCP ${now[0]}, TCPv6 ${now[1]}, slab ${now[2]} KiB"
+	[ "${now[0]}" -le "${BASE[0]}" ] && [ "${now[1]}" -le "${BASE[1]}" ] &&
+		[ $((now[2] - BASE[2])) -le 8192 ] || rc=1
+	if [ $rc -eq 0 ]; then
+		ok "no_leaks: TCP sockets back to baseline, slab within 8 MiB ($((now[2] - BASE[2])) KiB)"
+	else
+		notok "no_leaks: TCP ${BASE[0]}->${now[0]}, TCPv6 ${BASE[1]}->${now[1]}, slab +$((now[2] - BASE[2])) KiB"
+		{ A ss -tan; B ss -tan; } 2>&1 | diag
+	fi
+}
+
+BASE=($(mem_snapshot))
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth, kiwi0/kiwi1"
 case_qp_steal
@@ -245,5 +285,6 @@ peer_case ring_scribble 7405 "-t 40" "-t 10" \
 grep -h '^scribble' "$TMPD/p" | sed 's/^/# /'
 case_stag_random
 case_unload
+case_no_leaks
 echo "# abuse.sh: $((SECONDS - START)) s"
 tap_end
