@@ -8,6 +8,7 @@
 #   make check      run every test (last line: "N passed, N failed")
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
+#   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
 #   make install    install the module and the provider on this machine
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
@@ -19,7 +20,7 @@ JOBS ?= $(shell nproc)
 
 export KDIR KVER BUILD
 
-.PHONY: all kmod provider siw deps demo check bench install clean help
+.PHONY: all kmod provider siw deps demo check bench soak install clean help
 
 all: kmod provider
 
@@ -46,6 +47,9 @@ check: deps all siw
 bench: deps all siw
 	$(CURDIR)/scripts/bench
 
+soak: all
+	$(CURDIR)/scripts/soak
+
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	cmake --install $(BUILD)
@@ -55,4 +59,4 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,12p' Makefile
+	@sed -n '3,13p' Makefile

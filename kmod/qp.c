@@ -1118,11 +1118,24 @@ static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 		if (qp->state == KIWI_QP_CLOSING || qp->state == KIWI_QP_ERROR ||
 		    qp->state == KIWI_QP_TERMINATE)
 			return 0;
-		if (qp->state != KIWI_QP_RTS)
+		/*
+		 * The data path may move RTS (or CLOSING) to TERMINATE at any
+		 * moment, without this lock (kiwi_qp_kill(): state, then
+		 * ib_state ERR).  So ib_state goes first and the state by
+		 * cmpxchg: a TERMINATE before or after either wins, and
+		 * ib_state never reads SQD on a terminated QP.
+		 */
+		if (READ_ONCE(qp->state) != KIWI_QP_RTS)
 			return -EINVAL;
-		qp->state = KIWI_QP_CLOSING;
+		WRITE_ONCE(qp->ib_state, IB_QPS_SQD);
+		if (cmpxchg(&qp->state, KIWI_QP_RTS, KIWI_QP_CLOSING) !=
+		    KIWI_QP_RTS) {
+			/* Only a TERMINATE leaves RTS without this lock. */
+			WRITE_ONCE(qp->ib_state, IB_QPS_ERR);
+			return 0;
+		}
 		kiwi_cm_qp_closing(qp, false);
-		break;
+		return 0;
 	case IB_QPS_ERR:
 		qp->state = KIWI_QP_ERROR;
 		qp->ib_state = to;

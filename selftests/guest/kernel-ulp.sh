@@ -114,6 +114,33 @@ else
 	notok "nvme-rdma: 256 x 4 KiB written and read back intact"
 fi
 
+# A kernel consumer's QP cannot be bound to a connection by a process:
+# qpsteal answers a connect request with rdma_accept() naming the QP
+# number of one of NVMe's QPs.
+BIN=${KIWI_SELFTEST_BIN:-$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)/build/selftests}
+# (Kernel QPs created through rdma_cm show as "comm [rdma_cm]"; only
+# NVMe's exist on kiwi0 now.)
+kqpn=$(rdma resource show qp link kiwi0/1 2>/dev/null |
+       awk '/comm \[/ { for (i = 1; i < NF; i++) if ($i == "lqpn") { print $(i + 1); exit } }')
+if [ -z "$kqpn" ]; then
+	notok "kernel QP not stealable: no kernel QP in 'rdma resource show qp'"
+	rdma resource show qp 2>&1 | diag
+else
+	timeout 60 "$BIN/qpsteal" thief $ADDR 4421 "$kqpn" >"$TMPD/thief" 2>&1 &
+	tp=$!
+	for i in $(seq 1 40); do
+		ss -ltnH | grep -q ":4421 " && break
+		sleep 0.5
+	done
+	timeout 20 rping -c -a $ADDR -p 4421 -C 1 >/dev/null 2>&1
+	if wait $tp; then
+		ok "kernel QP $kqpn (NVMe) cannot be bound by a process's rdma_accept()"
+	else
+		notok "kernel QP $kqpn (NVMe) bound by a process's rdma_accept()"
+		diag "$TMPD/thief"
+	fi
+fi
+
 ctrl=$(grep -l "^$NQN\$" /sys/class/nvme/nvme*/subsysnqn | head -1)
 if echo 1 >"${ctrl%/subsysnqn}/delete_controller" 2>"$TMPD/del"; then
 	ok "nvme-rdma host disconnected"
@@ -121,10 +148,40 @@ else
 	notok "nvme-rdma host disconnected"
 	diag "$TMPD/del"
 fi
+# The device goes away under a connected kernel consumer: `rdma link
+# delete` must finish (NVMe's remove callbacks tear their queues down),
+# within a bound, and leave no controller behind.
+dev=
+if echo "transport=rdma,traddr=$ADDR,trsvcid=4420,nqn=$NQN" \
+	>/dev/nvme-fabrics 2>"$TMPD/conn"; then
+	for i in $(seq 1 60); do
+		dev=$(host_dev)
+		[ -n "$dev" ] && [ -b "/dev/$dev" ] && break
+		sleep 0.5
+	done
+fi
+if [ -z "$dev" ]; then
+	notok "link delete under NVMe: reconnect failed"
+	diag "$TMPD/conn"
+elif timeout 120 rdma link del kiwi0 >"$TMPD/ld" 2>&1; then
+	for i in $(seq 1 60); do
+		grep -qs "^$NQN\$" /sys/class/nvme/nvme*/subsysnqn || break
+		sleep 0.5
+	done
+	if grep -qs "^$NQN\$" /sys/class/nvme/nvme*/subsysnqn; then
+		notok "link delete under NVMe: the controller is still there"
+	else
+		ok "rdma link delete with NVMe connected: device gone, controller removed"
+	fi
+else
+	notok "rdma link delete with NVMe connected: exit $? (hung past 120 s?)"
+	diag "$TMPD/ld"
+fi
 rm -f "$CFS/ports/1/subsystems/$NQN"
 rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
 	"$CFS/subsystems/$NQN" 2>/dev/null
-if modprobe -r nvme-rdma nvmet-rdma 2>"$TMPD/rm" && rdma link del kiwi0 &&
+if modprobe -r nvme-rdma nvmet-rdma 2>"$TMPD/rm" &&
+   { ! rdma link show kiwi0 >/dev/null 2>&1 || rdma link del kiwi0; } &&
    modprobe -r kiwi 2>>"$TMPD/rm"; then
 	ok "teardown: nvme modules, kiwi0 and kiwi unloaded"
 else

@@ -1,0 +1,198 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# selftests/guest/soak.sh -- mixed traffic for a long time, memory
+# sampled every minute; run inside the test guest by scripts/soak:
+#
+#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/soak.sh
+#
+# For KIWI_SOAK_MINUTES (default 30), with netem on the veth pair (0.5%
+# loss, 10% reordering with 2 ms delay), in parallel and over and over:
+#   * rping -V, 4 KiB and 64 KiB (every byte compared)
+#   * ib_write_bw, ib_read_bw, ib_send_bw -R, 64 KiB, short runs
+#   * connect/disconnect churn: rping -V -C 1, back to back
+#   * NVMe over RDMA on a third kiwi device (dummy netdev): dd with
+#     O_DIRECT of 8 MiB of random data, read back and compared
+# Every minute one line "soak-sample MIN SLAB_KB VMALLOC_KB TCP QPS" (QPS:
+# kiwi QPs in `rdma resource`); each finished round one line
+# "soak-round KIND RC".  At the end: everything torn down, the module
+# unloaded, and the TAP verdicts: every round passed; memory bounded
+# (slab in the second half of the run grows less than 8 MiB from its
+# first-half maximum); TCP sockets and slab back near the start after
+# the unload.  Output is TAP 13 with the plan line last.
+set -u
+
+ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
+MIN=${KIWI_SOAK_MINUTES:-30}
+SRV=10.91.0.2
+NQN=kiwi-soak
+CFS=/sys/kernel/config/nvmet
+NADDR=10.97.0.1
+. "$ROOT/selftests/guest/lib.sh"
+
+mem_line() {
+	local qps
+	qps=$(rdma resource show qp 2>/dev/null | grep -c kiwi)
+	awk -v q="$qps" '
+		FILENAME == "/proc/meminfo" && $1 == "Slab:" { s = $2 }
+		FILENAME == "/proc/meminfo" && $1 == "VmallocUsed:" { v = $2 }
+		FILENAME == "/proc/slabinfo" && $1 == "TCP" { t = $2 }
+		END { printf "%d %d %d %d\n", s, v, t, q }' /proc/meminfo /proc/slabinfo
+}
+
+nvme_up() {
+	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 &&
+	modprobe nvmet && modprobe nvmet-rdma && modprobe nvme-rdma &&
+	ip link add kd0 type dummy && ip addr add $NADDR/24 dev kd0 &&
+	ip link set kd0 up && rdma link add kiwi2 type kiwi netdev kd0 || return 1
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs configfs /sys/kernel/config || return 1
+	mkdir "$CFS/subsystems/$NQN" &&
+	echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host" &&
+	mkdir "$CFS/subsystems/$NQN/namespaces/1" &&
+	echo -n /dev/nullb0 >"$CFS/subsystems/$NQN/namespaces/1/device_path" &&
+	echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" &&
+	mkdir "$CFS/ports/1" && echo rdma >"$CFS/ports/1/addr_trtype" &&
+	echo ipv4 >"$CFS/ports/1/addr_adrfam" &&
+	echo $NADDR >"$CFS/ports/1/addr_traddr" &&
+	echo 4420 >"$CFS/ports/1/addr_trsvcid" &&
+	ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN" &&
+	echo "transport=rdma,traddr=$NADDR,trsvcid=4420,nqn=$NQN" >/dev/nvme-fabrics
+}
+
+nvme_dev() {
+	local b
+	for b in /sys/block/nvme*n*; do
+		[ -b "/dev/${b##*/}" ] && [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = $NQN ] &&
+			{ basename "$b"; return; }
+	done
+}
+
+nvme_down() {
+	local c
+	c=$(grep -l "^$NQN\$" /sys/class/nvme/nvme*/subsysnqn 2>/dev/null | head -1)
+	[ -z "$c" ] || echo 1 >"${c%/subsysnqn}/delete_controller"
+	rm -f "$CFS/ports/1/subsystems/$NQN"
+	rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
+		"$CFS/subsystems/$NQN" 2>/dev/null
+	modprobe -r nvme-rdma nvmet-rdma
+	rdma link del kiwi2
+}
+
+setup() {
+	modprobe kiwi && modprobe sch_netem || return 1
+	netns_up && veth_pair kv0 kv1 10.91.0 1500 &&
+	A ip neigh replace $SRV dev kv0 nud permanent \
+		lladdr "$(B cat /sys/class/net/kv1/address)" &&
+	B ip neigh replace 10.91.0.1 dev kv1 nud permanent \
+		lladdr "$(A cat /sys/class/net/kv0/address)" &&
+	A rdma link add kiwi0 type kiwi netdev kv0 &&
+	B rdma link add kiwi1 type kiwi netdev kv1 &&
+	A tc qdisc add dev kv0 root netem delay 2ms reorder 10% 50% loss 0.5% &&
+	B tc qdisc add dev kv1 root netem delay 2ms reorder 10% 50% loss 0.5% &&
+	nvme_up
+}
+
+round() { echo "soak-round $1 $2"; }
+
+# loop KIND PORT CMD: repeat one kind of traffic until the deadline.
+rping_loop() {
+	local kind=$1 port=$2 size=$3 count=$4 sp c s
+	while [ $SECONDS -lt $END ]; do
+		B timeout 300 rping -s -a $SRV -p "$port" -V -C "$count" -S "$size" >/dev/null 2>&1 &
+		sp=$!
+		wait_port $SRV "$port"
+		A timeout 300 rping -c -a $SRV -p "$port" -V -C "$count" -S "$size" >/dev/null 2>&1
+		c=$?
+		wait $sp
+		s=$?
+		round "$kind" $((c | s))
+	done
+}
+
+perf_loop() {
+	local tool sp c
+	while [ $SECONDS -lt $END ]; do
+		for tool in ib_write_bw ib_read_bw ib_send_bw; do
+			B timeout 200 "$tool" -R -d kiwi1 -F -p 18600 -n 200 -s 65536 >/dev/null 2>&1 &
+			sp=$!
+			wait_port $SRV 18600
+			A timeout 180 "$tool" -R -d kiwi0 -F -p 18600 -n 200 -s 65536 $SRV >/dev/null 2>&1
+			c=$?
+			wait $sp
+			round "$tool" $((c | $?))
+		done
+	done
+}
+
+nvme_loop() {
+	local dev f=$TMPD/nvme.data
+	head -c $((8 << 20)) /dev/urandom >"$f"
+	while [ $SECONDS -lt $END ]; do
+		dev=$(nvme_dev)
+		dd if="$f" of="/dev/$dev" bs=1M oflag=direct status=none &&
+		dd if="/dev/$dev" of="$f.back" bs=1M count=8 iflag=direct status=none &&
+		cmp -s "$f" "$f.back"
+		round nvme $?
+	done
+}
+
+sampler() {
+	local m=0
+	while [ $SECONDS -lt $END ]; do
+		echo "soak-sample $m $(mem_line)"
+		sleep 60
+		m=$((m + 1))
+	done
+	echo "soak-sample $m $(mem_line)"
+}
+
+BASE=($(mem_line))
+tap_setup "kiwi0/kiwi1 on veth with netem, kiwi2 with NVMe over RDMA" \
+	"kiwi0/kiwi1 on veth with netem, kiwi2 with NVMe over RDMA"
+END=$((SECONDS + MIN * 60))
+echo "# soak for $MIN min; baseline slab ${BASE[0]} KiB, TCP ${BASE[2]}"
+{
+	sampler &
+	rping_loop rping_4k 7180 4096 500 &
+	rping_loop rping_64k 7181 65535 50 &
+	rping_loop churn 7182 64 1 &
+	perf_loop &
+	nvme_loop &
+	wait
+} | tee "$TMPD/log"
+
+total=$(grep -c '^soak-round' "$TMPD/log")
+failed=$(awk '$1 == "soak-round" && $3 != 0' "$TMPD/log" | wc -l)
+summary=$(awk '$1 == "soak-round" { n[$2]++; if ($3 != 0) f[$2]++ }
+	END { for (k in n) printf "%s %d/%d ", k, n[k] - f[k], n[k] }' "$TMPD/log")
+if [ "$total" -gt 0 ] && [ "$failed" -eq 0 ]; then
+	ok "all $total rounds passed: $summary"
+else
+	notok "$failed of $total rounds failed: $summary"
+fi
+# Bounded: the second half's slab peak against the first half's.
+read -r h1 h2 < <(awk '$1 == "soak-sample" { s[$2] = $3; n = $2 }
+	END { for (i = 0; i <= n; i++) if (i <= n / 2) { if (s[i] > a) a = s[i] }
+	      else if (s[i] > b) b = s[i]; print a + 0, b + 0 }' "$TMPD/log")
+if [ $((h2 - h1)) -lt 8192 ]; then
+	ok "memory bounded: slab peak ${h1} KiB in the first half, ${h2} KiB in the second"
+else
+	notok "memory grows: slab peak ${h1} KiB in the first half, ${h2} KiB in the second"
+fi
+if { nvme_down && A rdma link del kiwi0 && B rdma link del kiwi1 &&
+     modprobe -r kiwi; } >"$TMPD/u" 2>&1; then
+	ok "teardown and unload"
+else
+	notok "teardown and unload"
+	diag "$TMPD/u"
+fi
+sleep 5
+NOW=($(mem_line))
+echo "# after unload: slab ${NOW[0]} KiB (baseline ${BASE[0]}), TCP ${NOW[2]} (baseline ${BASE[2]})"
+if [ "${NOW[2]}" -le "${BASE[2]}" ] && [ $((NOW[0] - BASE[0])) -lt 16384 ]; then
+	ok "no leaks: TCP sockets at baseline, slab within 16 MiB"
+else
+	notok "leak: TCP ${BASE[2]}->${NOW[2]}, slab ${BASE[0]}->${NOW[0]} KiB"
+fi
+tap_end
