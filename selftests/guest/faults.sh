@@ -60,10 +60,10 @@ impaired() {
 		return
 	fi
 	A nstat -n >/dev/null 2>&1
-	rping_test "$label" $SRV 4096 300
-	rping_test "$label" $SRV 65535 40
-	perf_test "$label" kiwi1 kiwi0 $SRV 300 ib_read_bw -s 65536
-	perf_test "$label" kiwi1 kiwi0 $SRV 300 ib_send_bw -s 4096
+	rping_test "$label" $SRV 4096 100
+	rping_test "$label" $SRV 65535 20
+	perf_test "$label" kiwi1 kiwi0 $SRV 100 ib_read_bw -s 65536
+	perf_test "$label" kiwi1 kiwi0 $SRV 100 ib_send_bw -s 4096
 	echo "# $label: $(tcp_stats)"
 	netem
 }
