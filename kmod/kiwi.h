@@ -45,6 +45,28 @@ struct kiwi_limits {
 extern struct kiwi_limits kiwi_limits;
 extern bool kiwi_crc_default;
 
+/* Device counters (stats.c); `rdma statistic show` names them. */
+enum kiwi_stat {
+	KIWI_STAT_RX_FPDUS,
+	KIWI_STAT_RX_BYTES,
+	KIWI_STAT_TX_FPDUS,
+	KIWI_STAT_TX_BYTES,
+	KIWI_STAT_RX_CRC_ERR,
+	KIWI_STAT_TERM_TX_RDMAP,	/* TERMINATEs sent, by layer */
+	KIWI_STAT_TERM_TX_DDP,
+	KIWI_STAT_TERM_TX_LLP,
+	KIWI_STAT_TERM_RX,
+	KIWI_STAT_READ_SERVED,
+	KIWI_STAT_READ_REFUSED,		/* beyond the negotiated IRD */
+	KIWI_STAT_CQ_OVERFLOW,		/* completions lost to a full CQ */
+	KIWI_STAT_QP_NOT_OWNER,		/* binds refused by kiwi_get_qp() */
+	KIWI_NSTATS
+};
+
+struct kiwi_stats {
+	u64 v[KIWI_NSTATS];
+};
+
 struct kiwi_device {
 	struct ib_device ibdev;
 	struct net_device *netdev;	/* referenced for the device's life */
@@ -62,6 +84,7 @@ struct kiwi_device {
 	struct xarray qp_xa;		/* qp number -> kiwi_qp */
 	struct xarray mem_xa;		/* STag index -> kiwi_mem */
 	u32 qp_next;			/* cyclic allocation hint */
+	struct kiwi_stats __percpu *stats;
 };
 
 struct kiwi_ucontext {
@@ -351,6 +374,13 @@ struct kiwi_qp {
 	bool cq_overflow;		/* a completion was lost: QP fails */
 };
 
+/* Count @n of counter @s on the device; any context. */
+static inline void kiwi_stat_add(struct kiwi_device *kdev, enum kiwi_stat s,
+				 u64 n)
+{
+	this_cpu_add(kdev->stats->v[s], n);
+}
+
 static inline struct kiwi_device *to_kdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct kiwi_device, ibdev);
@@ -510,6 +540,7 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag);
 void kiwi_mem_put(struct kiwi_mem *mem);
+void kiwi_mem_exit_check(void);
 
 /* cq.c: completion queues */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
@@ -550,6 +581,14 @@ int kiwi_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 int kiwi_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
+
+/* stats.c: device counters */
+int kiwi_stats_init(struct kiwi_device *kdev);
+void kiwi_stats_free(struct kiwi_device *kdev);
+struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
 
 /* crc.c: MPA CRC32c with the implementation chosen at load. */
 DECLARE_STATIC_KEY_FALSE(kiwi_crc_table);

@@ -90,6 +90,8 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.dealloc_driver = kiwi_dealloc_driver,
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dealloc_ucontext = kiwi_dealloc_ucontext,
+	.alloc_hw_port_stats = kiwi_alloc_hw_port_stats,
+	.get_hw_stats = kiwi_get_hw_stats,
 	.disassociate_ucontext = kiwi_disassociate_ucontext,
 	.dereg_mr = kiwi_dereg_mr,
 	.destroy_cq = kiwi_destroy_cq,
@@ -190,6 +192,11 @@ static struct kiwi_device *kiwi_device_alloc(struct net_device *netdev)
 	if (!kdev)
 		return NULL;
 	ibdev = &kdev->ibdev;
+	/* Before the ops are set: no dealloc_driver call on failure. */
+	if (kiwi_stats_init(kdev)) {
+		ib_dealloc_device(ibdev);
+		return NULL;
+	}
 
 	if (netdev->addr_len >= ETH_ALEN && is_valid_ether_addr(netdev->dev_addr))
 		ether_addr_copy(kdev->mac, netdev->dev_addr);
@@ -238,6 +245,7 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&kdev->qp_xa);
 	xa_destroy(&kdev->mem_xa);
 	netdev_put(kdev->netdev, &kdev->netdev_tracker);
+	kiwi_stats_free(kdev);
 }
 
 static int kiwi_newlink(const char *name, struct net_device *netdev)
@@ -422,6 +430,7 @@ static void __exit kiwi_exit(void)
 	}
 	destroy_workqueue(kiwi_wq);
 	kiwi_cm_exit();
+	kiwi_mem_exit_check();
 	pr_info("unloaded\n");
 }
 

@@ -27,6 +27,13 @@
 
 #include "kiwi.h"
 
+/*
+ * Regions alive anywhere (registered, or still referenced by a message
+ * in flight): zero again once every device is gone, or something leaked
+ * a reference (kiwi_mem_exit_check()).
+ */
+static atomic_t kiwi_mem_live = ATOMIC_INIT(0);
+
 #define KIWI_ACCESS_SUPPORTED                                                 \
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                     \
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_RELAXED_ORDERING)
@@ -51,6 +58,7 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 	mem->access = access;
 	kref_init(&mem->ref);
 	rwlock_init(&mem->lock);
+	atomic_inc(&kiwi_mem_live);
 
 	/*
 	 * Not yet visible: the slot holds NULL until kiwi_mem_publish().
@@ -62,6 +70,7 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 			     GFP_KERNEL);
 	if (rv < 0) {
 		kfree(mem);
+		atomic_dec(&kiwi_mem_live);
 		atomic_dec(&kdev->num_mr);
 		return ERR_PTR(rv == -EBUSY ? -ENOMEM : rv);
 	}
@@ -89,7 +98,17 @@ static void kiwi_mem_set_valid(struct kiwi_mem *mem, bool valid)
 
 static void kiwi_mem_release(struct kref *ref)
 {
+	atomic_dec(&kiwi_mem_live);
 	kfree_rcu(container_of(ref, struct kiwi_mem, ref), rcu);
+}
+
+/* Module exit, every device gone: a region still alive was leaked. */
+void kiwi_mem_exit_check(void)
+{
+	int n = atomic_read(&kiwi_mem_live);
+
+	WARN(n, "kiwi: %d memory region(s) leaked: a reference was never dropped\n",
+	     n);
 }
 
 /*

@@ -124,6 +124,7 @@ struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
 	if (!qp)
 		return NULL;
 	if (!kiwi_qp_caller_owns(qp)) {
+		kiwi_stat_add(qp->kdev, KIWI_STAT_QP_NOT_OWNER, 1);
 		ibdev_warn_ratelimited(ibdev,
 				       "QP %d not bound to a connection for %s[%d]: not its owner\n",
 				       qpn, current->comm,
@@ -162,8 +163,10 @@ static enum ib_wc_opcode kiwi_wc_opcode(u32 wr_opcode)
 void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
 		    const struct kiwi_cqe *cqe, bool solicited)
 {
-	if (kiwi_cq_add(cq, cqe, solicited) == -ENOSPC &&
-	    !xchg(&qp->cq_overflow, true))
+	if (kiwi_cq_add(cq, cqe, solicited) != -ENOSPC)
+		return;
+	kiwi_stat_add(qp->kdev, KIWI_STAT_CQ_OVERFLOW, 1);
+	if (!xchg(&qp->cq_overflow, true))
 		kiwi_tx_kick(qp);
 }
 

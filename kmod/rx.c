@@ -222,9 +222,11 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	 * A READ beyond the IRD we advertised has no request queue entry
 	 * (RFC 5040 5.3: untagged queue 1 has IRD buffers).
 	 */
-	if (rx->data_rem || READ_ONCE(qp->irq_count) >= max(ird, 1U))
+	if (rx->data_rem || READ_ONCE(qp->irq_count) >= max(ird, 1U)) {
+		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_REFUSED, 1);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MSN_NOBUF);
+	}
 	if (!len)
 		return 0;
 	mem = kiwi_mem_get(qp->kdev, be32_to_cpu(rr->src_stag));
@@ -404,6 +406,7 @@ static void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 			    (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
 			    (ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
 	qp->rx.dead = true;
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TERM_RX, 1);
 	kiwi_qp_peer_terminated(qp);
 }
 
@@ -465,10 +468,13 @@ static int kiwi_rx_trailer_done(struct kiwi_qp *qp)
 
 	if (qp->crc) {
 		rx->crc = kiwi_crc32c(rx->crc, rx->trail, crc_at);
-		if (get_unaligned_le32(rx->trail + crc_at) != ~rx->crc)
+		if (get_unaligned_le32(rx->trail + crc_at) != ~rx->crc) {
+			kiwi_stat_add(qp->kdev, KIWI_STAT_RX_CRC_ERR, 1);
 			return kiwi_rx_fail(qp, KIWI_TL_LLP, 0,
 					    KIWI_LC_MPA_CRC);
+		}
 	}
+	kiwi_stat_add(qp->kdev, KIWI_STAT_RX_FPDUS, 1);
 	kiwi_rx_end(qp);
 	rx->hdr_got = 0;
 	rx->hdr_len = 0;
@@ -515,6 +521,7 @@ static int kiwi_rx_step(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 		rv = kiwi_rx_place(qp, skb, off, n);
 		if (rv)
 			return rv;
+		kiwi_stat_add(qp->kdev, KIWI_STAT_RX_BYTES, n);
 		rx->data_rem -= n;
 		return n;
 	}

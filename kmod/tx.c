@@ -343,6 +343,9 @@ static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 		return rv;
 	}
 
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, 1);
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, len);
+
 	/* Room for another FPDU in bvecs and bytes? */
 	if (more && b->nbv + KIWI_TX_FPDU_BVECS <= KIWI_TX_BVECS &&
 	    b->bytes < KIWI_TX_BATCH_BYTES)
@@ -507,6 +510,8 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 	} while (e->sent < e->len);
 	if (src.mem)
 		kiwi_mem_put(src.mem);
+	if (!rv)
+		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_SERVED, 1);
 	return rv;
 }
 
@@ -517,6 +522,15 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
 	struct kiwi_src none = { .qp = qp };
 
+	static const enum kiwi_stat by_layer[] = {
+		[KIWI_TL_RDMAP] = KIWI_STAT_TERM_TX_RDMAP,
+		[KIWI_TL_DDP] = KIWI_STAT_TERM_TX_DDP,
+		[KIWI_TL_LLP] = KIWI_STAT_TERM_TX_LLP,
+	};
+	u8 layer = ctrl >> KIWI_TERM_LAYER_SHIFT;
+
+	if (layer < ARRAY_SIZE(by_layer))
+		kiwi_stat_add(qp->kdev, by_layer[layer], 1);
 	kiwi_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
 			  qp->tx_msn[KIWI_QN_TERMINATE]++, 0, 0);
 	t->ctrl = cpu_to_be32(ctrl);

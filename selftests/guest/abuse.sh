@@ -21,6 +21,8 @@
 #   ird_flood     the peer sends 8 READ requests to a QP that advertised
 #                 IRD 1: at most one is answered, then TERMINATE DDP
 #                 untagged/no buffer
+#   (each case that kiwi refuses also checks that the device counter
+#   for it, `rdma statistic show link DEV/1`, grew)
 #   peer_*        one malformed or hostile message each from fpdu_peer
 #                 (bad CRC, ULPDU lengths 0/1/maximum, DDP and RDMAP
 #                 versions, unknown and mis-tagged opcodes, unknown
@@ -78,6 +80,22 @@ setup() {
 	B rdma link add kiwi1 type kiwi netdev kv1
 }
 
+# stat DEV COUNTER: the device counter's value (rdma statistic, port 1).
+stat() {
+	local ns=A
+	[ "$1" = kiwi1 ] && ns=B
+	$ns rdma statistic show link "$1/1" 2>/dev/null |
+		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
+}
+
+# counted DEV COUNTER BEFORE: "" if COUNTER grew since BEFORE, else why.
+counted() {
+	local now
+	now=$(stat "$1" "$2")
+	[ -n "$now" ] && [ "$now" -gt "${3:-0}" ] ||
+		echo " (counter $1 $2 did not grow: ${3:-?} -> ${now:-?})"
+}
+
 # verdict NAME RC LOG...: ok if RC is 0, else not ok with the logs.
 verdict() {
 	local name=$1 rc=$2
@@ -99,6 +117,8 @@ case_qp_steal() {
 		[ -n "$qpn" ] && break
 		sleep 0.2
 	done
+	local before why
+	before=$(stat kiwi1 qp_bind_refused)
 	B timeout 60 "$BIN/qpsteal" thief $SRV 7401 "${qpn:-1}" >"$TMPD/t" 2>&1 &
 	tpid=$!
 	wait_port $SRV 7401
@@ -110,15 +130,19 @@ case_qp_steal() {
 		echo "# no kernel log line about the refused QP $qpn" >>"$TMPD/t"
 		rc=1
 	fi
-	verdict "qp_steal: rdma_accept() with another process's QP $qpn is refused" \
+	why=$(counted kiwi1 qp_bind_refused "$before")
+	[ -z "$why" ] || { echo "$why" >>"$TMPD/t"; rc=1; }
+	verdict "qp_steal: rdma_accept() with another process's QP $qpn is refused$why" \
 		$rc "$TMPD/v" "$TMPD/t" "$TMPD/c"
 }
 
-# peer_case NAME PORT VICTIM_ARGS PEER_ARGS DESCRIPTION [PEER]: the
-# victim in kwb, PEER (default fpdu_peer) in kwa.
+# peer_case NAME PORT VICTIM_ARGS PEER_ARGS DESCRIPTION [PEER [COUNTER]]:
+# the victim in kwb, PEER (default fpdu_peer) in kwa; with COUNTER
+# ("DEV NAME") that device counter must grow.
 peer_case() {
 	local name=$1 port=$2 vargs=$3 pargs=$4 desc=$5 peer=${6:-fpdu_peer}
-	local vpid vrc=0 prc=0
+	local ctr=${7:-} vpid vrc=0 prc=0 before why=
+	[ -z "$ctr" ] || before=$(stat $ctr)
 	# shellcheck disable=SC2086
 	B timeout 90 "$BIN/victim" -a $SRV -p "$port" $vargs >"$TMPD/v" 2>&1 &
 	vpid=$!
@@ -129,7 +153,11 @@ peer_case() {
 	wait $vpid || vrc=$?
 	grep -hE 'dereg|TERMINATE|responses|async|state' "$TMPD/v" "$TMPD/p" |
 		sed 's/^# */# /'
-	verdict "$name: $desc" $((prc | vrc)) "$TMPD/v" "$TMPD/p"
+	if [ -n "$ctr" ]; then
+		why=$(counted $ctr "$before")
+		[ -z "$why" ] || prc=1
+	fi
+	verdict "$name: $desc$why" $((prc | vrc)) "$TMPD/v" "$TMPD/p"
 }
 
 # rping -V rounds between kiwi0 and kiwi1 until $TMPD/stop appears;
@@ -160,11 +188,22 @@ case_peer_scenarios() {
 	local bpid port=7410 sc bad
 	bystander &
 	bpid=$!
-	for sc in bad_crc ulpdu_0 ulpdu_1 ulpdu_max ddp_version rdmap_version \
-		  bad_opcode tagged_send stag_unknown to_wrap one_past_end \
-		  qn_bad msn_bad mo_bad read_huge read_msn term_bogus \
-		  term_flood byte_by_byte; do
-		peer_case "peer_$sc" $port "" "-m $sc" "hostile peer: $sc"
+	# scenario:counter that must grow on kiwi1
+	for sc in bad_crc:rx_crc_errors ulpdu_0:terminate_sent_ddp \
+		  ulpdu_1:terminate_sent_ddp ulpdu_max:terminate_sent_ddp \
+		  ddp_version:terminate_sent_ddp \
+		  rdmap_version:terminate_sent_rdmap \
+		  bad_opcode:terminate_sent_rdmap \
+		  tagged_send:terminate_sent_rdmap \
+		  stag_unknown:terminate_sent_ddp to_wrap:terminate_sent_ddp \
+		  one_past_end:terminate_sent_ddp qn_bad:terminate_sent_ddp \
+		  msn_bad:terminate_sent_ddp mo_bad:terminate_sent_ddp \
+		  read_huge:terminate_sent_rdmap read_msn:terminate_sent_ddp \
+		  term_bogus:terminate_received term_flood:terminate_received \
+		  byte_by_byte:read_requests_served; do
+		peer_case "peer_${sc%%:*}" $port "" "-m ${sc%%:*}" \
+			"hostile peer: ${sc%%:*}, counted in ${sc#*:}" \
+			fpdu_peer "kiwi1 ${sc#*:}"
 		port=$((port + 1))
 	done
 	touch "$TMPD/stop"
@@ -274,12 +313,15 @@ tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth, kiwi0/kiwi1"
 case_qp_steal
 peer_case dereg_stall 7402 "-d" "-m stall_write -s 5" \
-	"dereg of an MR a stalled WRITE names returns at once; the WRITE's rest gets TERMINATE invalid STag"
+	"dereg of an MR a stalled WRITE names returns at once; the WRITE's rest gets TERMINATE invalid STag" \
+	fpdu_peer "kiwi1 terminate_sent_ddp"
 peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
-	"8 READ requests against IRD 1: one answered, then TERMINATE DDP untagged/no buffer"
+	"8 READ requests against IRD 1: one answered, then TERMINATE DDP untagged/no buffer" \
+	fpdu_peer "kiwi1 read_requests_beyond_ird"
 case_peer_scenarios
 peer_case cq_overflow 7404 "" "" \
-	"8 signaled WRITEs into a 1-entry CQ: CQ_ERR, then the QP fails (QP_FATAL, ERR)" cqover
+	"8 signaled WRITEs into a 1-entry CQ: CQ_ERR, then the QP fails (QP_FATAL, ERR)" \
+	cqover "kiwi0 cq_overflows"
 peer_case ring_scribble 7405 "-t 40" "-t 10" \
 	"10 s of garbage in the process's own rings while it posts: kernel unharmed" scribble
 grep -h '^scribble' "$TMPD/p" | sed 's/^/# /'
