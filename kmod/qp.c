@@ -20,6 +20,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "kiwi.h"
+#include "trace.h"
 
 #define KIWI_QPN_MAX	((1U << 24) - 1)
 
@@ -62,6 +63,28 @@ static void kiwi_qp_publish_state(struct kiwi_qp *qp)
 	if (state != KIWI_QP_RTS)
 		WRITE_ONCE(ctl->flags, 0);
 	smp_mb();
+}
+
+static const char *const kiwi_qp_state_names[] = {
+	[KIWI_QP_IDLE] = "IDLE",
+	[KIWI_QP_RTS] = "RTS",
+	[KIWI_QP_CLOSING] = "CLOSING",
+	[KIWI_QP_TERMINATE] = "TERMINATE",
+	[KIWI_QP_ERROR] = "ERROR",
+};
+
+/*
+ * @qp went from iWARP state @from to @to: the kiwi_qp_state tracepoint
+ * and, with dynamic debug on (module kiwi +p), a kernel log line.
+ */
+static void kiwi_qp_state_event(struct kiwi_qp *qp, int from, int to)
+{
+	if (from == to)
+		return;
+	trace_kiwi_qp_state(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
+			    from, to);
+	ibdev_dbg(qp->ibqp.device, "QP %u: %s -> %s\n", qp->ibqp.qp_num,
+		  kiwi_qp_state_names[from], kiwi_qp_state_names[to]);
 }
 
 static struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx)
@@ -744,11 +767,16 @@ static void kiwi_qp_fatal_event(struct kiwi_qp *qp)
 /* Leave RTS for good from the data path (any context). */
 static bool kiwi_qp_kill(struct kiwi_qp *qp)
 {
+	int from = KIWI_QP_RTS;
+
 	if (cmpxchg(&qp->state, KIWI_QP_RTS, KIWI_QP_TERMINATE) !=
-	    KIWI_QP_RTS &&
-	    cmpxchg(&qp->state, KIWI_QP_CLOSING, KIWI_QP_TERMINATE) !=
-	    KIWI_QP_CLOSING)
-		return false;
+	    KIWI_QP_RTS) {
+		from = KIWI_QP_CLOSING;
+		if (cmpxchg(&qp->state, KIWI_QP_CLOSING, KIWI_QP_TERMINATE) !=
+		    KIWI_QP_CLOSING)
+			return false;
+	}
+	kiwi_qp_state_event(qp, from, KIWI_QP_TERMINATE);
 	WRITE_ONCE(qp->ib_state, IB_QPS_ERR);
 	kiwi_qp_publish_state(qp);
 	kiwi_qp_flush_rq(qp);
@@ -837,6 +865,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	WRITE_ONCE(qp->ep, ep);
 	qp->ib_state = IB_QPS_RTS;
 	WRITE_ONCE(qp->state, KIWI_QP_RTS);
+	kiwi_qp_state_event(qp, KIWI_QP_IDLE, KIWI_QP_RTS);
 	kiwi_qp_publish_state(qp);
 	/* WQEs posted before the connection are sent now. */
 	WRITE_ONCE(qp->sq_ring.ctl->flags, KIWI_RING_F_BUSY);
@@ -861,6 +890,7 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 	mutex_lock(&qp->state_lock);
 	sock = qp->sock;
 	if (qp->state != KIWI_QP_ERROR) {
+		kiwi_qp_state_event(qp, qp->state, KIWI_QP_ERROR);
 		qp->state = KIWI_QP_ERROR;
 		qp->ib_state = IB_QPS_ERR;
 		kiwi_qp_publish_state(qp);
@@ -1095,6 +1125,7 @@ static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 		/* Not while a connection (its receive path) still holds it. */
 		if (qp->state == KIWI_QP_RTS || qp->sock || qp->ep)
 			return -EINVAL;
+		kiwi_qp_state_event(qp, qp->state, KIWI_QP_IDLE);
 		qp->state = KIWI_QP_IDLE;
 		qp->cq_overflow = false;
 		kiwi_rx_reset(qp);
@@ -1105,6 +1136,7 @@ static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 		if (from != IB_QPS_RESET && from != IB_QPS_INIT &&
 		    from != IB_QPS_RTR)
 			return -EINVAL;
+		kiwi_qp_state_event(qp, qp->state, KIWI_QP_IDLE);
 		qp->state = KIWI_QP_IDLE;
 		break;
 	case IB_QPS_RTS:
@@ -1137,9 +1169,11 @@ static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 			WRITE_ONCE(qp->ib_state, IB_QPS_ERR);
 			return 0;
 		}
+		kiwi_qp_state_event(qp, KIWI_QP_RTS, KIWI_QP_CLOSING);
 		kiwi_cm_qp_closing(qp, false);
 		return 0;
 	case IB_QPS_ERR:
+		kiwi_qp_state_event(qp, qp->state, KIWI_QP_ERROR);
 		qp->state = KIWI_QP_ERROR;
 		qp->ib_state = to;
 		kiwi_qp_publish_state(qp);

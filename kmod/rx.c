@@ -17,6 +17,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "trace.h"
 
 static void kiwi_rx_drop_refs(struct kiwi_rx *rx)
 {
@@ -405,6 +406,8 @@ static void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 			    qp->ibqp.qp_num, ctrl >> KIWI_TERM_LAYER_SHIFT,
 			    (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
 			    (ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
+	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
+			     false, ctrl);
 	qp->rx.dead = true;
 	kiwi_stat_add(qp->kdev, KIWI_STAT_TERM_RX, 1);
 	kiwi_qp_peer_terminated(qp);

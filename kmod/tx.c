@@ -18,6 +18,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "trace.h"
 
 
 /*
@@ -531,6 +532,8 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 
 	if (layer < ARRAY_SIZE(by_layer))
 		kiwi_stat_add(qp->kdev, by_layer[layer], 1);
+	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
+			     true, ctrl);
 	kiwi_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
 			  qp->tx_msn[KIWI_QN_TERMINATE]++, 0, 0);
 	t->ctrl = cpu_to_be32(ctrl);

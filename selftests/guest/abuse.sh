@@ -10,6 +10,9 @@
 # kwa) and kiwi1 (10.91.0.2, netns kwb), as in errors.sh.  Cases (one TAP
 # line each; the programs are in selftests/abuse/):
 #
+#   trace         an rping connection shows up in the kiwi tracepoints
+#                 (QP IDLE -> RTS -> ... -> ERROR on both devices) and,
+#                 with dynamic debug on, in the kernel log
 #   qp_steal      a process that owns no QP answers a connect request
 #                 with rdma_accept() naming another process's QP number:
 #                 refused, and the kernel log says why
@@ -78,6 +81,35 @@ setup() {
 		lladdr "$(A cat /sys/class/net/kv0/address)" &&
 	A rdma link add kiwi0 type kiwi netdev kv0 &&
 	B rdma link add kiwi1 type kiwi netdev kv1
+}
+
+# trace: a connection's life in the kiwi tracepoints (tracefs) and, with
+# dynamic debug on, in the kernel log.
+case_trace() {
+	local TR=/sys/kernel/tracing spid rc=0 why=
+	mountpoint -q $TR || mount -t tracefs nodev $TR 2>/dev/null
+	mountpoint -q /sys/kernel/debug || mount -t debugfs nodev /sys/kernel/debug
+	echo 'module kiwi +p' >/sys/kernel/debug/dynamic_debug/control
+	echo >$TR/trace
+	echo 1 >$TR/events/kiwi/enable
+	B timeout 60 rping -s -a $SRV -p 7398 -V -C 5 -S 64 >/dev/null 2>&1 &
+	spid=$!
+	wait_port $SRV 7398
+	A timeout 60 rping -c -a $SRV -p 7398 -V -C 5 -S 64 >/dev/null 2>&1 || rc=1
+	wait $spid || rc=1
+	sleep 1
+	echo 0 >$TR/events/kiwi/enable
+	echo 'module kiwi -p' >/sys/kernel/debug/dynamic_debug/control
+	grep kiwi_ $TR/trace >"$TMPD/trace"
+	grep -q 'kiwi_qp_state: kiwi0 qp [0-9]* IDLE -> RTS' "$TMPD/trace" &&
+	grep -q 'kiwi_qp_state: kiwi1 qp [0-9]* IDLE -> RTS' "$TMPD/trace" &&
+	grep -q 'kiwi_qp_state: kiwi[01] qp [0-9]* [A-Z]* -> ERROR' "$TMPD/trace" ||
+		{ rc=1; why=" (missing kiwi_qp_state events)"; }
+	dmesg | grep -q 'kiwi[01]: QP [0-9]*: IDLE -> RTS' ||
+		{ rc=1; why="$why (no dynamic-debug line)"; }
+	sed 's/^ *//' "$TMPD/trace" | head -n 12 | diag
+	verdict "trace: rping's connection in tracefs (events/kiwi) and dynamic debug$why" \
+		$rc "$TMPD/trace"
 }
 
 # stat DEV COUNTER: the device counter's value (rdma statistic, port 1).
@@ -311,6 +343,7 @@ case_no_leaks() {
 BASE=($(mem_snapshot))
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth, kiwi0/kiwi1"
+case_trace
 case_qp_steal
 peer_case dereg_stall 7402 "-d" "-m stall_write -s 5" \
 	"dereg of an MR a stalled WRITE names returns at once; the WRITE's rest gets TERMINATE invalid STag" \

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kiwi: tracepoints, under events/kiwi/ in tracefs.  A connection's life
+ * -- connect, MPA exchange, established, disconnect, TERMINATE, QP state
+ * changes -- can be followed with
+ *
+ *	trace-cmd record -e kiwi ...
+ *	perf trace -e 'kiwi:*' ...
+ *
+ * or by writing 1 to /sys/kernel/tracing/events/kiwi/enable and reading
+ * /sys/kernel/tracing/trace.  See Documentation/kiwi.rst, "Tracing".
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM kiwi
+
+/* __assign_str() lost its source argument in Linux 6.10. */
+#ifndef kiwi_assign_str
+#include <linux/version.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define kiwi_assign_str(dst, src)	__assign_str(dst)
+#else
+#define kiwi_assign_str(dst, src)	__assign_str(dst, src)
+#endif
+#endif
+
+#if !defined(KIWI_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define KIWI_TRACE_H
+
+#include <linux/socket.h>
+#include <linux/tracepoint.h>
+
+#define kiwi_show_qp_state(s)						\
+	__print_symbolic(s, { KIWI_QP_IDLE, "IDLE" },			\
+			 { KIWI_QP_RTS, "RTS" },			\
+			 { KIWI_QP_CLOSING, "CLOSING" },		\
+			 { KIWI_QP_TERMINATE, "TERMINATE" },		\
+			 { KIWI_QP_ERROR, "ERROR" })
+
+/* A QP's iWARP state changed (RDMAC verbs states, as rings.rst has them). */
+TRACE_EVENT(kiwi_qp_state,
+	TP_PROTO(const char *dev, u32 qpn, int from, int to),
+	TP_ARGS(dev, qpn, from, to),
+	TP_STRUCT__entry(
+		__string(dev, dev)
+		__field(u32, qpn)
+		__field(int, from)
+		__field(int, to)
+	),
+	TP_fast_assign(
+		kiwi_assign_str(dev, dev);
+		__entry->qpn = qpn;
+		__entry->from = from;
+		__entry->to = to;
+	),
+	TP_printk("%s qp %u %s -> %s", __get_str(dev), __entry->qpn,
+		  kiwi_show_qp_state(__entry->from),
+		  kiwi_show_qp_state(__entry->to))
+);
+
+/* A TERMINATE went out (@sent) or came in: RFC 5040 layer/type/code. */
+TRACE_EVENT(kiwi_terminate,
+	TP_PROTO(const char *dev, u32 qpn, bool sent, u32 ctrl),
+	TP_ARGS(dev, qpn, sent, ctrl),
+	TP_STRUCT__entry(
+		__string(dev, dev)
+		__field(u32, qpn)
+		__field(bool, sent)
+		__field(u32, ctrl)
+	),
+	TP_fast_assign(
+		kiwi_assign_str(dev, dev);
+		__entry->qpn = qpn;
+		__entry->sent = sent;
+		__entry->ctrl = ctrl;
+	),
+	TP_printk("%s qp %u TERMINATE %s: layer %u type %u code 0x%02x",
+		  __get_str(dev), __entry->qpn,
+		  __entry->sent ? "sent" : "received",
+		  __entry->ctrl >> 28, (__entry->ctrl >> 24) & 0xf,
+		  (__entry->ctrl >> 16) & 0xff)
+);
+
+/*
+ * A connection management event of endpoint @ep (a stable id while it
+ * lives) bound to QP @qpn (0: none yet): connect, listen, request,
+ * accept, reject, mpa_reject, established, disconnect, close, timeout.
+ */
+TRACE_EVENT(kiwi_cm,
+	TP_PROTO(const char *dev, const void *ep, u32 qpn, const char *what,
+		 int status, const struct sockaddr_storage *laddr,
+		 const struct sockaddr_storage *raddr),
+	TP_ARGS(dev, ep, qpn, what, status, laddr, raddr),
+	TP_STRUCT__entry(
+		__string(dev, dev)
+		__field(const void *, ep)
+		__field(u32, qpn)
+		__string(what, what)
+		__field(int, status)
+		__array(u8, laddr, sizeof(struct sockaddr_storage))
+		__array(u8, raddr, sizeof(struct sockaddr_storage))
+	),
+	TP_fast_assign(
+		kiwi_assign_str(dev, dev);
+		__entry->ep = ep;
+		__entry->qpn = qpn;
+		kiwi_assign_str(what, what);
+		__entry->status = status;
+		memset(__entry->laddr, 0, sizeof(__entry->laddr));
+		memset(__entry->raddr, 0, sizeof(__entry->raddr));
+		if (laddr)
+			memcpy(__entry->laddr, laddr, sizeof(*laddr));
+		if (raddr)
+			memcpy(__entry->raddr, raddr, sizeof(*raddr));
+	),
+	TP_printk("%s ep %p qp %u %s status %d %pISpc -> %pISpc",
+		  __get_str(dev), __entry->ep, __entry->qpn, __get_str(what),
+		  __entry->status, __entry->laddr, __entry->raddr)
+);
+
+#endif /* KIWI_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>
