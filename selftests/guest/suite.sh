@@ -582,7 +582,7 @@ fi
 
 if want pyverbs; then
 	phase pyverbs
-	embed pyverbs tmo /usr/bin/python3 "$ROOT/selftests/guest/pyverbs_tap.py" --dev $DEV0 test_device test_pd
+	embed pyverbs tmo /usr/bin/python3 "$ROOT/selftests/guest/pyverbs_tap.py" --dev $DEV0 test_device test_pd test_qp
 fi
 
 if want link; then
