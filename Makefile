@@ -9,6 +9,7 @@
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
+#   make fuzz       the wire parsers under libFuzzer, 60 s each (build/fuzz/)
 #   make install    install the module and the provider on this machine
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
@@ -20,7 +21,7 @@ JOBS ?= $(shell nproc)
 
 export KDIR KVER BUILD
 
-.PHONY: all kmod provider siw deps demo check bench soak install clean help
+.PHONY: all kmod provider siw deps demo check bench soak fuzz install clean help
 
 all: kmod provider
 
@@ -50,6 +51,9 @@ bench: deps all siw
 soak: all
 	$(CURDIR)/scripts/soak
 
+fuzz:
+	$(CURDIR)/scripts/fuzz
+
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	cmake --install $(BUILD)
@@ -59,4 +63,4 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,13p' Makefile
+	@sed -n '3,14p' Makefile

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Write the seed corpus of the fuzz targets (selftests/fuzz/corpus/):
+valid frames as RFC 5044 / RFC 6581 / RFC 5040 define them, and a few
+near misses.  Run from anywhere; rewrites the files it owns."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REQ, REP = b"MPA ID Req Frame", b"MPA ID Rep Frame"
+M, C, R, ENH, LARGE = 0x80, 0x40, 0x20, 0x10, 0x08
+
+
+def put(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def mpa(req, flags, rev, pd=b""):
+    """fuzz_mpa input: byte 0 = request?, then the frame."""
+    return bytes([1 if req else 0]) + (REQ if req else REP) + \
+        struct.pack(">BBH", flags, rev, len(pd)) + pd
+
+
+def v2(ird, ord_, p2p=False, zero=False, write=False, read=False):
+    ird |= (0x8000 if p2p else 0) | (0x4000 if zero else 0)
+    ord_ |= (0x8000 if write else 0) | (0x4000 if read else 0)
+    return struct.pack(">HH", ird, ord_)
+
+
+put("fuzz_mpa", "req-rev1", mpa(True, C, 1))
+put("fuzz_mpa", "req-rev1-pd", mpa(True, C, 1, b"hello, iwarp"))
+put("fuzz_mpa", "req-rev2-p2p-write-read",
+    mpa(True, C | ENH, 2, v2(16, 16, p2p=True, write=True, read=True)))
+put("fuzz_mpa", "req-rev2-p2p-zero-send",
+    mpa(True, ENH, 2, v2(32, 32, p2p=True, zero=True) + b"ulp"))
+put("fuzz_mpa", "req-rev2-large", mpa(True, C | ENH | LARGE, 2, v2(8, 8)))
+put("fuzz_mpa", "rep-rev2-accept",
+    mpa(False, C | ENH, 2, v2(1, 1, p2p=True, write=True) + bytes(20)))
+put("fuzz_mpa", "rep-reject", mpa(False, R, 1, b"no"))
+put("fuzz_mpa", "rep-markers-reject", mpa(False, M | R, 1))
+put("fuzz_mpa", "req-markers", mpa(True, M | C, 1))
+put("fuzz_mpa", "req-enh-short", mpa(True, ENH, 2, b"\x00"))
+put("fuzz_mpa", "req-pd-max", mpa(True, 0, 1, bytes(512)))
+put("fuzz_mpa", "req-bad-key", b"\x01" + b"MPA ID Req Fram!" + bytes(4))
+
+
+def ctrl(op, tagged, last, ulpdu, ddpv=1, rdmapv=1):
+    """The first four bytes of an FPDU (RFC 5044 / 5041 / 5040)."""
+    w = (0x8000 if tagged else 0) | (0x4000 if last else 0) | \
+        ddpv << 8 | rdmapv << 6 | op
+    return struct.pack(">HH", ulpdu, w)
+
+
+HDR = {0: 14, 1: 18 + 28, 2: 14, 3: 18, 4: 18, 5: 18, 6: 18, 7: 18 + 4}
+for op, h in HDR.items():
+    put("fuzz_ctrl", f"op{op}", ctrl(op, op in (0, 2), True, h + 64))
+put("fuzz_ctrl", "write-not-last", ctrl(0, True, False, 1000))
+put("fuzz_ctrl", "read-req-not-last", ctrl(1, False, False, 46))
+put("fuzz_ctrl", "ulpdu-0", ctrl(3, False, True, 0))
+put("fuzz_ctrl", "ddp-v2", ctrl(0, True, True, 100, ddpv=2))
+put("fuzz_ctrl", "rdmap-v0", ctrl(3, False, True, 100, rdmapv=0))
+put("fuzz_ctrl", "op-15", ctrl(15, False, True, 100))
+put("fuzz_ctrl", "send-tagged", ctrl(3, True, True, 100))
