@@ -8,6 +8,15 @@
  * and local requests only set event bits and queue it, so all state
  * changes of an endpoint happen in its work function under ep->lock.
  * Lock order: ep->lock, then qp->state_lock.
+ *
+ * Anyone who can reach a listening port can make endpoints, so what
+ * they may cost is bounded: a connection that has not reached RTS (a
+ * "half-open" one) counts against its listener (its backlog) and its
+ * device (max_half_open), beyond which new connections are reset at
+ * once; it may take mpa_timeout_ms to send its MPA request; and until
+ * RTS its receive window is clamped small, so it cannot park more than
+ * a few KiB in the socket.  Every endpoint is on kiwi_ep_list, so that
+ * device removal and module unload can close what is left.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -34,12 +43,39 @@ module_param_named(peer_to_peer, kiwi_p2p, bool, 0644);
 MODULE_PARM_DESC(peer_to_peer,
 		 "Request RFC 6581 peer-to-peer mode with a ready-to-receive message (default Y)");
 
+static unsigned int kiwi_max_half_open = 256;
+module_param_named(max_half_open, kiwi_max_half_open, uint, 0644);
+MODULE_PARM_DESC(max_half_open,
+		 "Connections per device still in TCP or MPA setup, beyond which new ones are reset (default 256)");
+
 static bool kiwi_large_fpdu = true;
 module_param_named(large_fpdu, kiwi_large_fpdu, bool, 0644);
 MODULE_PARM_DESC(large_fpdu,
 		 "Offer and accept FPDUs larger than a TCP segment, with peers that agree in the MPA exchange (default Y)");
 
 static struct workqueue_struct *kiwi_cm_wq;
+
+/* Every endpoint alive, for device removal and module unload. */
+static LIST_HEAD(kiwi_ep_list);
+static DEFINE_SPINLOCK(kiwi_ep_list_lock);
+static atomic_t kiwi_ep_live = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(kiwi_ep_freed);
+
+/* /sys/module/kiwi/parameters/cm_endpoints: how many are alive. */
+static int kiwi_ep_live_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&kiwi_ep_live));
+}
+
+static const struct kernel_param_ops kiwi_ep_live_ops = {
+	.get = kiwi_ep_live_get,
+};
+module_param_cb(cm_endpoints, &kiwi_ep_live_ops, NULL, 0444);
+MODULE_PARM_DESC(cm_endpoints,
+		 "Connection endpoints alive: listeners, connections in setup and established ones (read-only)");
+
+/* Receive window of a connection until RTS (TCP_WINDOW_CLAMP). */
+#define KIWI_SETUP_WINDOW	4096
 
 enum kiwi_ep_state {
 	KIWI_EP_IDLE,
@@ -63,6 +99,7 @@ enum {
 
 struct kiwi_ep {
 	struct kref ref;
+	struct list_head entry;		/* on kiwi_ep_list */
 	struct kiwi_device *kdev;
 	struct mutex lock;
 	enum kiwi_ep_state state;
@@ -75,6 +112,10 @@ struct kiwi_ep {
 	unsigned long events;
 	bool initiator;
 	bool disconnected;		/* IW_CM_EVENT_DISCONNECT delivered */
+	bool half_open;			/* counted in listener and device */
+	int setup_clamp;		/* window clamp to restore at RTS, or 0 */
+	atomic_t children;		/* listener: half-open connections */
+	int max_children;		/* listener: its backlog */
 
 	/* MPA exchange */
 	u32 mpa_got;
@@ -110,22 +151,27 @@ static void kiwi_ep_free(struct kref *ref)
 {
 	struct kiwi_ep *ep = container_of(ref, struct kiwi_ep, ref);
 
+	spin_lock(&kiwi_ep_list_lock);
+	list_del(&ep->entry);
+	spin_unlock(&kiwi_ep_list_lock);
 	if (ep->listener)
 		kiwi_ep_put(ep->listener);
 	kfree(ep);
+	if (atomic_dec_and_test(&kiwi_ep_live))
+		wake_up(&kiwi_ep_freed);
 }
 
 static void kiwi_ep_work(struct work_struct *work);
 
+/* The timer's reference passes to the work it queues. */
 static void kiwi_ep_timer(struct work_struct *work)
 {
 	struct kiwi_ep *ep = container_of(to_delayed_work(work),
 					  struct kiwi_ep, timer);
 
 	set_bit(KIWI_EV_TIMEOUT, &ep->events);
-	kiwi_ep_get(ep);
 	if (!queue_work(kiwi_cm_wq, &ep->work))
-		kiwi_ep_put(ep);
+		kiwi_ep_put(ep);	/* already queued, with its own */
 }
 
 static struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
@@ -140,7 +186,64 @@ static struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
 	INIT_DELAYED_WORK(&ep->timer, kiwi_ep_timer);
 	ep->kdev = kdev;
 	ep->state = KIWI_EP_IDLE;
+	atomic_inc(&kiwi_ep_live);
+	spin_lock(&kiwi_ep_list_lock);
+	list_add_tail(&ep->entry, &kiwi_ep_list);
+	spin_unlock(&kiwi_ep_list_lock);
 	return ep;
+}
+
+/*
+ * A new passive connection takes a half-open slot of its listener and
+ * its device; false (nothing taken) if either is full.
+ */
+static bool kiwi_half_open_get(struct kiwi_ep *l)
+{
+	if (!atomic_add_unless(&l->children, 1, l->max_children))
+		return false;
+	if (!atomic_add_unless(&l->kdev->half_open, 1,
+			       READ_ONCE(kiwi_max_half_open))) {
+		atomic_dec(&l->children);
+		return false;
+	}
+	return true;
+}
+
+/* Give back the slot: the connection reached RTS or is gone. */
+static void kiwi_half_open_put(struct kiwi_ep *ep)
+{
+	if (!ep->half_open)
+		return;
+	ep->half_open = false;
+	atomic_dec(&ep->listener->children);
+	atomic_dec(&ep->kdev->half_open);
+}
+
+static int kiwi_sock_window_clamp(struct socket *sock, int val)
+{
+	return sock->ops->setsockopt(sock, SOL_TCP, TCP_WINDOW_CLAMP,
+				     KERNEL_SOCKPTR(&val), sizeof(val));
+}
+
+/*
+ * Until RTS the peer may send only the MPA frame (and, for the
+ * responder, whatever follows at once): clamp the window, remembering
+ * the value negotiated in the TCP handshake for kiwi_sock_unclamp().
+ */
+static void kiwi_sock_clamp(struct kiwi_ep *ep)
+{
+	int clamp = READ_ONCE(tcp_sk(ep->sock->sk)->window_clamp);
+
+	if (clamp > KIWI_SETUP_WINDOW &&
+	    !kiwi_sock_window_clamp(ep->sock, KIWI_SETUP_WINDOW))
+		ep->setup_clamp = clamp;
+}
+
+static void kiwi_sock_unclamp(struct kiwi_ep *ep)
+{
+	if (ep->setup_clamp)
+		kiwi_sock_window_clamp(ep->sock, ep->setup_clamp);
+	ep->setup_clamp = 0;
 }
 
 /* Queue the endpoint's work; the queued work owns one reference. */
@@ -244,6 +347,7 @@ static void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 		kernel_sock_shutdown(sock, SHUT_RDWR);
 	ep->sock = NULL;
 	sock_release(sock);
+	kiwi_half_open_put(ep);
 	kiwi_ep_put(ep);
 }
 
@@ -400,6 +504,8 @@ static int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	sk->sk_data_ready = kiwi_rx_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 	ep->state = KIWI_EP_RTS;
+	kiwi_half_open_put(ep);
+	kiwi_sock_unclamp(ep);
 
 	/* Bytes that arrived right behind the MPA frame are waiting. */
 	lock_sock(sk);
@@ -458,6 +564,7 @@ static void kiwi_active_connected(struct kiwi_ep *ep)
 	int rv;
 
 	ep->state = KIWI_EP_AWAIT_REP;
+	kiwi_sock_clamp(ep);
 	/* The request was staged in mpa_buf by kiwi_connect(). */
 	rv = kiwi_mpa_send(ep, true, kiwi_mpa_flags(ep), pd, ep->mpa_got);
 	ep->mpa_got = 0;
@@ -556,16 +663,26 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 
 	while (l->state == KIWI_EP_LISTEN &&
 	       !kernel_accept(l->sock, &ns, O_NONBLOCK)) {
+		if (!kiwi_half_open_get(l)) {
+			kiwi_stat_add(l->kdev, KIWI_STAT_CM_HALF_OPEN_REFUSED, 1);
+			sock_no_linger(ns->sk);		/* RST */
+			sock_release(ns);
+			continue;
+		}
 		ep = kiwi_ep_alloc(l->kdev);
 		if (!ep) {
+			atomic_dec(&l->children);
+			atomic_dec(&l->kdev->half_open);
 			sock_release(ns);
 			continue;
 		}
 		tcp_sock_set_nodelay(ns->sk);	/* buffers: inherited */
 		kiwi_ep_get(l);
 		ep->listener = l;
+		ep->half_open = true;
 		ep->state = KIWI_EP_AWAIT_REQ;
 		kiwi_sk_assoc(ep, ns);
+		kiwi_sock_clamp(ep);
 		kiwi_ep_arm_timer(ep);
 		kiwi_ep_kick(ep, KIWI_EV_SOCK);
 		kiwi_ep_put(ep);	/* queued work and timer hold it */
@@ -830,37 +947,31 @@ static u16 kiwi_pick_rtr(u16 offered)
 	return offered & KIWI_MPA_RTR_SEND;
 }
 
-int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+/* Under ep->lock: bind @id's QP, send the accepting reply, go RTS. */
+static int kiwi_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *id,
+			      struct iw_cm_conn_param *param)
 {
-	struct kiwi_ep *ep = id->provider_data;
 	struct kiwi_qp *qp;
 	int rv;
 
-	if (!ep)
-		return -EINVAL;
-	mutex_lock(&ep->lock);
-	if (ep->state != KIWI_EP_RECVD_REQ || !ep->sock) {
-		rv = -ECONNRESET;
-		goto out;
-	}
-	rv = -EINVAL;
+	lockdep_assert_held(&ep->lock);
+	if (ep->state != KIWI_EP_RECVD_REQ || !ep->sock)
+		return -ECONNRESET;
 	if (param->private_data_len >
 	    KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2) ||
 	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
-		goto out;
+		return -EINVAL;
 	qp = kiwi_cm_qp(id, param->qpn);
 	if (!qp || qp->ep)
-		goto out;
+		return -EINVAL;
 
 	/* Our ORD may not exceed what the initiator can serve. */
 	ep->ird = param->ird;
 	ep->ord = ep->mpa.enhanced ? min_t(u16, param->ord, ep->mpa.ird) :
 				     param->ord;
 	ep->rtr = ep->mpa.p2p ? kiwi_pick_rtr(ep->mpa.rtr) : 0;
-	if (ep->mpa.p2p && !ep->rtr) {
-		rv = -EOPNOTSUPP;
-		goto out;
-	}
+	if (ep->mpa.p2p && !ep->rtr)
+		return -EOPNOTSUPP;	/* peer-to-peer without an RTR kind */
 	kiwi_qp_get(&qp->ibqp);
 	ep->qp = qp;
 	kiwi_cm_id_set(ep, id);
@@ -872,18 +983,34 @@ int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (rv) {
 		kiwi_qp_put(&qp->ibqp);
 		ep->qp = NULL;
-		kiwi_sk_release(ep, true);
 		kiwi_cm_id_drop(ep);
-		ep->state = KIWI_EP_CLOSED;
-		goto out_ref;
 	}
-	kiwi_upcall(ep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
-out_ref:
+	return rv;
+}
+
+int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_ep *ep = id->provider_data;
+	int rv;
+
+	if (!ep)
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	rv = kiwi_accept_locked(ep, id, param);
+	if (rv) {
+		/*
+		 * After a failed accept the iw_cm's id goes back to idle and
+		 * no reject follows: the connection ends here, with a reset.
+		 */
+		kiwi_ep_cancel_timer(ep);
+		kiwi_sk_release(ep, true);
+		ep->state = KIWI_EP_CLOSED;
+		id->provider_data = NULL;
+	} else {
+		kiwi_upcall(ep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	}
 	mutex_unlock(&ep->lock);
 	kiwi_ep_put(ep);	/* the CONNECT_REQUEST reference */
-	return rv;
-out:
-	mutex_unlock(&ep->lock);
 	return rv;
 }
 
@@ -942,6 +1069,9 @@ int kiwi_create_listen(struct iw_cm_id *id, int backlog)
 	mutex_lock(&ep->lock);
 	kiwi_cm_id_set(ep, id);
 	ep->state = KIWI_EP_LISTEN;
+	/* Half-open connections it may hold: its backlog, at least 32. */
+	ep->max_children = min_t(int, max(backlog, 32),
+				 READ_ONCE(kiwi_max_half_open));
 	kiwi_sk_assoc(ep, sock);
 	mutex_unlock(&ep->lock);
 	id->provider_data = ep;
@@ -967,13 +1097,110 @@ int kiwi_destroy_listen(struct iw_cm_id *id)
 	return 0;
 }
 
+/* Under ep->lock: end whatever the endpoint is doing, at once. */
+static void kiwi_ep_shut(struct kiwi_ep *ep)
+{
+	lockdep_assert_held(&ep->lock);
+	switch (ep->state) {
+	case KIWI_EP_CONNECTING:
+	case KIWI_EP_AWAIT_REP:
+		kiwi_active_fail(ep, -ENODEV, NULL, 0);
+		break;
+	case KIWI_EP_RTS:
+	case KIWI_EP_CLOSING:
+		kiwi_ep_close(ep, true, -ECONNABORTED);
+		break;
+	default:
+		kiwi_ep_cancel_timer(ep);
+		kiwi_sk_release(ep, true);
+		kiwi_cm_id_drop(ep);
+		ep->state = KIWI_EP_CLOSED;
+		break;
+	}
+}
+
+/* An endpoint of @kdev (any, if NULL) not yet closed, referenced. */
+static struct kiwi_ep *kiwi_ep_find_open(struct kiwi_device *kdev)
+{
+	struct kiwi_ep *ep, *found = NULL;
+
+	spin_lock(&kiwi_ep_list_lock);
+	list_for_each_entry(ep, &kiwi_ep_list, entry) {
+		if ((kdev && ep->kdev != kdev) ||
+		    READ_ONCE(ep->state) == KIWI_EP_CLOSED)
+			continue;
+		if (kref_get_unless_zero(&ep->ref)) {
+			found = ep;
+			break;
+		}
+	}
+	spin_unlock(&kiwi_ep_list_lock);
+	return found;
+}
+
+/*
+ * @kdev is going away; its iw_cm ids are gone already.  Close every
+ * endpoint still on it -- half-open connections, requests never
+ * answered -- so that none uses the device or its sockets again.
+ */
+void kiwi_cm_dev_close(struct kiwi_device *kdev)
+{
+	struct kiwi_ep *ep;
+
+	while ((ep = kiwi_ep_find_open(kdev))) {
+		mutex_lock(&ep->lock);
+		if (ep->state != KIWI_EP_CLOSED)
+			kiwi_ep_shut(ep);
+		ep->state = KIWI_EP_CLOSED;
+		mutex_unlock(&ep->lock);
+		kiwi_ep_put(ep);
+	}
+}
+
 int kiwi_cm_init(void)
 {
 	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	return kiwi_cm_wq ? 0 : -ENOMEM;
 }
 
+/* An endpoint whose timer is pending, referenced; NULL if none. */
+static struct kiwi_ep *kiwi_ep_find_timer(void)
+{
+	struct kiwi_ep *ep, *found = NULL;
+
+	spin_lock(&kiwi_ep_list_lock);
+	list_for_each_entry(ep, &kiwi_ep_list, entry) {
+		if (delayed_work_pending(&ep->timer) &&
+		    kref_get_unless_zero(&ep->ref)) {
+			found = ep;
+			break;
+		}
+	}
+	spin_unlock(&kiwi_ep_list_lock);
+	return found;
+}
+
+/*
+ * Module unload, every device gone: close what is left, take back the
+ * timers that have not fired (a pending timer would queue work on a
+ * workqueue that no longer exists), run the works still queued (they
+ * find their endpoints closed and drop their references), and wait for
+ * the last endpoint.  None of our code runs for an endpoint afterwards,
+ * and no socket calls us: each was released with its callbacks restored.
+ */
 void kiwi_cm_exit(void)
 {
+	struct kiwi_ep *ep;
+
+	kiwi_cm_dev_close(NULL);
+	while ((ep = kiwi_ep_find_timer())) {
+		if (cancel_delayed_work(&ep->timer))
+			kiwi_ep_put(ep);	/* the timer's */
+		kiwi_ep_put(ep);
+	}
 	destroy_workqueue(kiwi_cm_wq);
+	if (!wait_event_timeout(kiwi_ep_freed, !atomic_read(&kiwi_ep_live),
+				10 * HZ))
+		WARN(1, "kiwi: %d connection endpoint(s) leaked\n",
+		     atomic_read(&kiwi_ep_live));
 }

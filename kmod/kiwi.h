@@ -60,6 +60,7 @@ enum kiwi_stat {
 	KIWI_STAT_READ_REFUSED,		/* beyond the negotiated IRD */
 	KIWI_STAT_CQ_OVERFLOW,		/* completions lost to a full CQ */
 	KIWI_STAT_QP_NOT_OWNER,		/* binds refused by kiwi_get_qp() */
+	KIWI_STAT_CM_HALF_OPEN_REFUSED,	/* connections reset: too many */
 	KIWI_NSTATS
 };
 
@@ -80,6 +81,7 @@ struct kiwi_device {
 	atomic_t num_mr;
 	atomic_t num_pd;
 	atomic_t num_srq;
+	atomic_t half_open;		/* connections not yet in RTS (cm.c) */
 
 	struct xarray qp_xa;		/* qp number -> kiwi_qp */
 	struct xarray mem_xa;		/* STag index -> kiwi_mem */
@@ -447,6 +449,7 @@ int kiwi_pick_cpu(int avoid);
 /* cm.c: connection management (iw_cm provider) */
 int kiwi_cm_init(void);
 void kiwi_cm_exit(void);
+void kiwi_cm_dev_close(struct kiwi_device *kdev);
 int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
 int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
 int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len);

@@ -236,6 +236,8 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 {
 	struct kiwi_device *kdev = to_kdev(ibdev);
 
+	/* Connections no iw_cm id owns: half-open, never answered. */
+	kiwi_cm_dev_close(kdev);
 	mutex_lock(&kiwi_dev_mutex);
 	list_del_init(&kdev->list);
 	mutex_unlock(&kiwi_dev_mutex);

@@ -26,6 +26,10 @@
  * stream just ends), byte_by_byte (a WRITE one byte per segment, read
  * back with an RDMA READ: the bytes must match).
  *
+ * Before any of that, the handshake itself can be abused: silent,
+ * req_fin, req_rst, p2p_nortr, slowloris (see handshake_mode()), and
+ * many connections at once: flood, hold (see many()).
+ *
  * It prints what it receives ("# rx ..." lines) and ends with
  * "fpdu_peer: ok" or "fpdu_peer: FAILED ...".  Exit status 0 if the
  * victim answered as the RFCs say, 1 if not, 2 on usage errors.
@@ -45,6 +49,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <kiwi/crc32c.h>
@@ -607,6 +612,162 @@ static int run_scenario(const struct scenario *sc)
 	return expect_term(await_terminate(10000, NULL), sc->want);
 }
 
+/* ---- the MPA handshake, abused ---- */
+
+/* Wait up to @secs for the victim to end the connection: 0 if it did. */
+static int await_close(int secs)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char b[256];
+	int waited = 0;
+
+	while (waited < secs * 10) {
+		if (poll(&pfd, 1, 100) == 1) {
+			ssize_t n = recv(fd, b, sizeof(b), 0);
+
+			if (n <= 0) {
+				printf("# connection ended after %.1f s (%s)\n",
+				       waited / 10.0, n ? strerror(errno) : "EOF");
+				return 0;
+			}
+			continue;	/* e.g. an MPA reject: read on */
+		}
+		waited++;
+	}
+	printf("fpdu_peer: FAILED the connection was still open after %d s\n",
+	       secs);
+	return 1;
+}
+
+static void send_mpa_req(uint16_t ird, uint16_t ord, bool p2p, uint16_t rtr,
+			 size_t upto)
+{
+	uint8_t req[sizeof(struct kiwi_mpa_rr) + sizeof(struct kiwi_mpa_v2)];
+	struct kiwi_mpa_rr rr;
+	struct kiwi_mpa_v2 v2;
+	size_t i;
+
+	kiwi_mpa_build(&rr, true, KIWI_MPA_REV2,
+		       KIWI_MPA_FLAG_C | KIWI_MPA_FLAG_ENH, sizeof(v2));
+	v2 = kiwi_mpa_v2_build(ird, ord, p2p, rtr);
+	memcpy(req, &rr, sizeof(rr));
+	memcpy(req + sizeof(rr), &v2, sizeof(v2));
+	if (!upto) {
+		send_all(req, sizeof(req));
+		return;
+	}
+	for (i = 0; i < sizeof(req); i++) {	/* slowloris */
+		if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1)
+			return;
+		sleep(upto);
+	}
+}
+
+static void rst_close(void)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(fd);
+	fd = -1;
+}
+
+/*
+ * Handshake modes (the victim need not accept): silent (connect, send
+ * nothing: closed by the MPA timeout), req_fin / req_rst (a valid
+ * request, then FIN / RST), p2p_nortr (peer-to-peer with no RTR kind:
+ * the accept fails and the connection is reset), slowloris (the request
+ * one byte per second).  -s: how long the victim may take to close.
+ */
+static int handshake_mode(const char *mode, int secs)
+{
+	if (!strcmp(mode, "silent"))
+		return await_close(secs);
+	if (!strcmp(mode, "slowloris")) {
+		send_mpa_req(8, 8, false, 0, 1);
+		return await_close(secs);
+	}
+	if (!strcmp(mode, "p2p_nortr")) {
+		send_mpa_req(8, 8, true, 0, 0);
+		return await_close(secs);
+	}
+	send_mpa_req(8, 8, false, 0, 0);
+	if (!strcmp(mode, "req_rst")) {
+		rst_close();
+		return 0;
+	}
+	shutdown(fd, SHUT_WR);		/* req_fin */
+	return await_close(secs);
+}
+
+/*
+ * flood: -n connections that send nothing, opened as fast as possible;
+ * report how many the victim reset at once (beyond its half-open limit)
+ * and how many it kept.  hold: -n such connections, kept until SIGUSR1,
+ * then one byte on each (after the victim's module is gone, say).
+ */
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
+
+static int many(struct sockaddr_in *sin, int count, bool hold)
+{
+	int *fds = calloc(count, sizeof(int)), i, open_n = 0, reset = 0;
+	char b = 'x';
+
+	for (i = 0; i < count; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (fds[i] < 0 ||
+		    connect(fds[i], (struct sockaddr *)sin, sizeof(*sin))) {
+			printf("# connection %d: %s\n", i, strerror(errno));
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
+	sleep(2);
+	for (i = 0; i < count; i++) {
+		struct pollfd pfd = { .fd = fds[i], .events = POLLIN };
+
+		if (fds[i] < 0)
+			continue;
+		if (poll(&pfd, 1, 0) == 1 && recv(fds[i], &b, 1, 0) <= 0)
+			reset++;
+		else
+			open_n++;
+	}
+	printf("# %d connections: %d kept open, %d reset by the victim\n",
+	       count, open_n, reset);
+	if (hold) {
+		printf("held %d\n", open_n);
+		fflush(stdout);
+		signal(SIGUSR1, on_usr1);
+		while (!go)
+			pause();
+		for (i = 0; i < count; i++)
+			if (fds[i] >= 0)
+				send(fds[i], &b, 1, MSG_NOSIGNAL);
+		printf("# one byte sent on each\n");
+		sleep(1);
+	}
+	fflush(stdout);
+	for (i = 0; i < count; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	return 0;
+}
+
+static bool is_handshake_mode(const char *m)
+{
+	return !strcmp(m, "silent") || !strcmp(m, "req_fin") ||
+	       !strcmp(m, "req_rst") || !strcmp(m, "p2p_nortr") ||
+	       !strcmp(m, "slowloris");
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr = NULL, *mode = NULL;
@@ -627,10 +788,11 @@ int main(int argc, char **argv)
 	}
 	if (!addr || !mode || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
 	    (strcmp(mode, "stall_write") && strcmp(mode, "read_flood") &&
-	     !find_scenario(mode))) {
+	     strcmp(mode, "flood") && strcmp(mode, "hold") &&
+	     !is_handshake_mode(mode) && !find_scenario(mode))) {
 		size_t i;
 
-		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT]\nmodes: stall_write read_flood");
+		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT]\nmodes: silent req_fin req_rst p2p_nortr slowloris flood hold stall_write read_flood");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
 		fprintf(stderr, "\n");
@@ -638,10 +800,18 @@ int main(int argc, char **argv)
 	}
 	kiwi_crc_tab_init(&crc_tab);
 	sin.sin_port = htons(port);
+	if (!strcmp(mode, "flood") || !strcmp(mode, "hold"))
+		return many(&sin, count, !strcmp(mode, "hold"));
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)))
 		die("connect");
+	if (is_handshake_mode(mode)) {
+		rv = handshake_mode(mode, secs);
+		if (!rv)
+			printf("fpdu_peer: ok\n");
+		return rv;
+	}
 	vi = mpa_connect(8, 8);
 	V = vi;
 	fflush(stdout);

@@ -17,7 +17,11 @@
  *
  * Either way it waits (up to -t seconds, default 20) for the connection
  * to fail or end -- the peer is hostile, so it must -- and reports the
- * QP state and the async events seen.  Output: "# " lines and a final
+ * QP state and the async events seen.
+ *
+ *   -l SECS  instead: listen for SECS seconds and accept whatever
+ *            requests come, expecting nothing of them (an accept may
+ *            fail: the peer abuses the handshake); exit 0 at the end.  Output: "# " lines and a final
  * "victim: ..." summary.  Exit status 0 if everything went as above, 1
  * if not, 2 on usage errors.
  */
@@ -98,10 +102,46 @@ static const char *qp_state(struct ibv_qp *qp)
 	}
 }
 
+/* -l: accept what comes for @secs, tolerating failures. */
+static int listen_only(struct rdma_event_channel *ch, int secs)
+{
+	double end = now_ms() + secs * 1000.0;
+	struct rdma_cm_event *ev;
+	int n = 0, failed = 0;
+
+	while (now_ms() < end) {
+		struct rdma_conn_param cp = { .responder_resources = 1,
+					      .initiator_depth = 1 };
+		struct ibv_qp_init_attr qa = { 0 };
+		struct rdma_cm_id *id;
+
+		ev = cm_event(ch, 200);
+		if (!ev)
+			continue;
+		id = ev->id;
+		printf("# cm event %s\n", rdma_event_str(ev->event));
+		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		rdma_ack_cm_event(ev);
+		n++;
+		qa.qp_type = IBV_QPT_RC;
+		qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+		qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+		if (rdma_create_qp(id, NULL, &qa) || rdma_accept(id, &cp)) {
+			printf("# accept %d failed: %s\n", n, strerror(errno));
+			failed++;
+		}
+	}
+	printf("victim: %d requests, %d accepts failed\n", n, failed);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr = NULL;
-	int port = ABUSE_PORT, ird = 1, c, ok = 1;
+	int port = ABUSE_PORT, ird = 1, c, ok = 1, listen_s = 0;
 	bool dereg = false;
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *lid, *id;
@@ -116,8 +156,9 @@ int main(int argc, char **argv)
 	void *buf;
 	double t0, ms;
 
-	while ((c = getopt(argc, argv, "a:p:i:dt:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:i:dt:l:")) != -1) {
 		switch (c) {
+		case 'l': listen_s = atoi(optarg); break;
 		case 'a': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
 		case 'i': ird = atoi(optarg); break;
@@ -127,7 +168,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!addr || inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-d] [-t SECS]\n");
+		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-d] [-t SECS] | -l SECS\n");
 		return 2;
 	}
 	sin.sin_port = htons(port);
@@ -135,12 +176,14 @@ int main(int argc, char **argv)
 
 	ch = rdma_create_event_channel();
 	if (!ch || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(lid, (struct sockaddr *)&sin) || rdma_listen(lid, 4)) {
+	    rdma_bind_addr(lid, (struct sockaddr *)&sin) || rdma_listen(lid, 64)) {
 		perror("victim: listen");
 		return 1;
 	}
 	printf("# listening on %s:%d\n", addr, port);
 	fflush(stdout);
+	if (listen_s)
+		return listen_only(ch, listen_s);
 	ev = cm_event(ch, timeout_s * 1000);
 	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
 		printf("victim: no connect request\n");

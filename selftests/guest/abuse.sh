@@ -37,6 +37,14 @@
 #                 the end of the stream), the victim sees DISCONNECTED,
 #                 and an rping -V between the same devices keeps passing
 #                 meanwhile (peer_others_unaffected)
+#   hs_*          the MPA handshake abused by fpdu_peer (no request at
+#                 all, a request one byte per second, a request then FIN
+#                 or RST, peer-to-peer without an RTR kind, 40 silent
+#                 connections against max_half_open=16): each connection
+#                 is closed (MPA timeout 3 s) or reset, the excess of the
+#                 flood at once (counted), and afterwards the endpoints
+#                 (/sys/module/kiwi/parameters/cm_endpoints) and kernel
+#                 TCP sockets are back where they were
 #   cq_overflow   a requester whose send CQ holds one entry posts 8
 #                 signaled WRITEs and never polls: IBV_EVENT_CQ_ERR, and
 #                 the QP fails (IBV_EVENT_QP_FATAL, ERR) instead of losing
@@ -49,7 +57,10 @@
 #   stag_random   64 registrations in a row get STag indices that are not
 #                 a sequence (a peer cannot guess the next or a live one)
 #   unload        `rdma link del` while a process holds the device open
-#                 (it is disassociated), then `modprobe -r kiwi`
+#                 (it is disassociated) and 8 half-open connections are
+#                 up, then `modprobe -r kiwi`
+#   unload_half_open  then one byte arrives on each of those connections:
+#                 nothing of kiwi may run (it used to panic here)
 #   no_leaks      after the unload, TCP sockets (slab caches TCP, TCPv6)
 #                 are back to their count before kiwi was loaded (exact,
 #                 within 30 s for closing sockets), and slab memory within
@@ -110,6 +121,98 @@ case_trace() {
 	sed 's/^ *//' "$TMPD/trace" | head -n 12 | diag
 	verdict "trace: rping's connection in tracefs (events/kiwi) and dynamic debug$why" \
 		$rc "$TMPD/trace"
+}
+
+# ---- the MPA handshake, abused ----
+
+ep_count() { cat /sys/module/kiwi/parameters/cm_endpoints 2>/dev/null || echo 0; }
+tcp_objs() { awk '$1 == "TCP" { print $2 }' /proc/slabinfo; }
+HSPORT=7450
+
+# hs_case NAME PEER_ARGS VICTIM_SECS DESCRIPTION [COUNTER]: a tolerant
+# victim listens on kiwi1 for VICTIM_SECS while fpdu_peer abuses the
+# handshake; afterwards the endpoints (cm_endpoints) and kernel TCP
+# sockets must be back where they were (within 15 s).
+hs_case() {
+	local name=$1 pargs=$2 vs=$3 desc=$4 ctr=${5:-} port=$HSPORT
+	local vpid prc=0 e0 t0 e1 t1 before why=
+	HSPORT=$((HSPORT + 1))
+	e0=$(ep_count)
+	t0=$(tcp_objs)
+	[ -z "$ctr" ] || before=$(stat $ctr)
+	B timeout 120 "$BIN/victim" -a $SRV -p $port -l "$vs" >"$TMPD/v" 2>&1 &
+	vpid=$!
+	wait_port $SRV $port
+	# shellcheck disable=SC2086
+	A timeout 90 "$BIN/fpdu_peer" -a $SRV -p $port $pargs >"$TMPD/p" 2>&1 ||
+		prc=$?
+	wait $vpid
+	for _ in $(seq 1 30); do
+		e1=$(ep_count)
+		t1=$(tcp_objs)
+		[ "$e1" -le "$e0" ] && [ "$t1" -le "$t0" ] && break
+		sleep 0.5
+	done
+	grep -hE 'connection|victim:' "$TMPD/p" "$TMPD/v" | sed 's/^# */# /'
+	if [ "$e1" -gt "$e0" ] || [ "$t1" -gt "$t0" ]; then
+		why=" (leak: endpoints $e0 -> $e1, TCP sockets $t0 -> $t1)"
+		prc=1
+	fi
+	if [ -n "$ctr" ]; then
+		why="$why$(counted $ctr "$before")"
+		[ -z "$(counted $ctr "$before")" ] || prc=1
+	fi
+	verdict "$name: $desc$why" $prc "$TMPD/p" "$TMPD/v"
+}
+
+case_handshakes() {
+	local P=/sys/module/kiwi/parameters
+	echo 3000 >$P/mpa_timeout_ms
+	hs_case hs_silent "-m silent -s 10" 6 \
+		"a TCP connection that never sends its MPA request is closed by the MPA timeout"
+	hs_case hs_slowloris "-m slowloris -s 10" 6 \
+		"an MPA request sent one byte per second is cut off by the MPA timeout"
+	hs_case hs_req_fin "-m req_fin -s 10" 6 \
+		"a valid request, then FIN: the connection ends, nothing kept"
+	hs_case hs_req_rst "-m req_rst" 6 \
+		"a valid request, then RST: nothing kept"
+	hs_case hs_p2p_nortr "-m p2p_nortr -s 10" 6 \
+		"peer-to-peer without an RTR kind: the accept fails, the connection is reset, nothing kept"
+	echo 16 >$P/max_half_open
+	hs_case hs_flood "-m flood -n 40" 8 \
+		"40 silent connections against max_half_open=16: the excess reset at once, the rest timed out" \
+		"kiwi1 cm_half_open_refused"
+	grep -q 'reset by the victim' "$TMPD/p" && ! grep -q ' 0 reset' "$TMPD/p" ||
+		notok "hs_flood: no connection was reset beyond the limit"
+	echo 256 >$P/max_half_open
+	echo 10000 >$P/mpa_timeout_ms
+	rping_test "after the handshake abuse" $SRV 4096 20
+}
+
+# Half-open connections still up when the module goes: then one byte on
+# each must find nothing of kiwi (it used to run freed callback code).
+start_hold() {
+	echo 60000 >/sys/module/kiwi/parameters/mpa_timeout_ms
+	B timeout 60 "$BIN/victim" -a $SRV -p 7449 -l 4 >"$TMPD/hv" 2>&1 &
+	HVPID=$!
+	wait_port $SRV 7449
+	A timeout 120 "$BIN/fpdu_peer" -a $SRV -p 7449 -m hold -n 8 >"$TMPD/hold" 2>&1 &
+	HOLDPID=$!
+	for _ in $(seq 1 50); do
+		grep -q '^held' "$TMPD/hold" && break
+		sleep 0.2
+	done
+	wait $HVPID	# the listener is gone, the half-open connections stay
+	echo "# $(grep '^held' "$TMPD/hold") half-open connections, listener gone, endpoints $(ep_count)"
+}
+
+finish_hold() {
+	local rc=0
+	pkill -USR1 -x fpdu_peer
+	wait $HOLDPID || rc=$?
+	grep -q 'one byte sent on each' "$TMPD/hold" || rc=1
+	verdict "unload_half_open: module unloaded under $(grep -o '^held [0-9]*' "$TMPD/hold" | cut -d' ' -f2) half-open connections, then a byte on each: the kernel does not care" \
+		$rc "$TMPD/hold"
 }
 
 # stat DEV COUNTER: the device counter's value (rdma statistic, port 1).
@@ -352,6 +455,7 @@ peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
 	"8 READ requests against IRD 1: one answered, then TERMINATE DDP untagged/no buffer" \
 	fpdu_peer "kiwi1 read_requests_beyond_ird"
 case_peer_scenarios
+case_handshakes
 peer_case cq_overflow 7404 "" "" \
 	"8 signaled WRITEs into a 1-entry CQ: CQ_ERR, then the QP fails (QP_FATAL, ERR)" \
 	cqover "kiwi0 cq_overflows"
@@ -359,7 +463,9 @@ peer_case ring_scribble 7405 "-t 40" "-t 10" \
 	"10 s of garbage in the process's own rings while it posts: kernel unharmed" scribble
 grep -h '^scribble' "$TMPD/p" | sed 's/^/# /'
 case_stag_random
+start_hold
 case_unload
+finish_hold
 case_no_leaks
 echo "# abuse.sh: $((SECONDS - START)) s"
 tap_end
