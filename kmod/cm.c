@@ -32,6 +32,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "trace.h"
 
 static unsigned int kiwi_mpa_timeout_ms = 10000;
 module_param_named(mpa_timeout_ms, kiwi_mpa_timeout_ms, uint, 0644);
@@ -351,6 +352,25 @@ static void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 	kiwi_ep_put(ep);
 }
 
+/*
+ * A connection management event: the kiwi_cm tracepoint and, with
+ * dynamic debug on, a kernel log line.  @ep is open, so its device is.
+ */
+static void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
+{
+	struct sockaddr_storage l = {}, r = {};
+	u32 qpn = ep->qp ? ep->qp->ibqp.qp_num : 0;
+
+	if (ep->sock) {
+		kernel_getsockname(ep->sock, (struct sockaddr *)&l);
+		kernel_getpeername(ep->sock, (struct sockaddr *)&r);
+	}
+	trace_kiwi_cm(dev_name(&ep->kdev->ibdev.dev), ep, qpn, what, status,
+		      &l, &r);
+	ibdev_dbg(&ep->kdev->ibdev, "ep %p QP %u: %s (%d) %pISpc -> %pISpc\n",
+		  ep, qpn, what, status, &l, &r);
+}
+
 /* ---- upcalls to the iw_cm ---- */
 
 static void kiwi_cm_id_set(struct kiwi_ep *ep, struct iw_cm_id *id)
@@ -506,6 +526,7 @@ static int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	ep->state = KIWI_EP_RTS;
 	kiwi_half_open_put(ep);
 	kiwi_sock_unclamp(ep);
+	kiwi_ep_event(ep, "established", 0);
 
 	/* Bytes that arrived right behind the MPA frame are waiting. */
 	lock_sock(sk);
@@ -519,6 +540,7 @@ static void kiwi_ep_close(struct kiwi_ep *ep, bool abort, int status)
 {
 	struct kiwi_qp *qp = ep->qp;
 
+	kiwi_ep_event(ep, abort ? "abort" : "close", status);
 	kiwi_ep_cancel_timer(ep);
 	if (qp)
 		kiwi_qp_disconnected(qp);
@@ -545,6 +567,7 @@ static void kiwi_ep_close(struct kiwi_ep *ep, bool abort, int status)
 static void kiwi_active_fail(struct kiwi_ep *ep, int status, const void *pd,
 			     u32 pd_len)
 {
+	kiwi_ep_event(ep, "connect_failed", status);
 	kiwi_ep_cancel_timer(ep);
 	if (ep->cm_id)
 		kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, status,
@@ -565,6 +588,7 @@ static void kiwi_active_connected(struct kiwi_ep *ep)
 
 	ep->state = KIWI_EP_AWAIT_REP;
 	kiwi_sock_clamp(ep);
+	kiwi_ep_event(ep, "mpa_request_sent", 0);
 	/* The request was staged in mpa_buf by kiwi_connect(). */
 	rv = kiwi_mpa_send(ep, true, kiwi_mpa_flags(ep), pd, ep->mpa_got);
 	ep->mpa_got = 0;
@@ -585,6 +609,7 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 		return;
 	}
 	if (m->reject) {
+		kiwi_ep_event(ep, "mpa_rejected", -ECONNREFUSED);
 		kiwi_active_fail(ep, -ECONNREFUSED, kiwi_mpa_ulp_pd(ep),
 				 m->ulp_pd_len);
 		return;
@@ -620,6 +645,7 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 
 	if (!rv)
 		return;
+	kiwi_ep_event(ep, rv < 0 ? "mpa_request_bad" : "mpa_request", rv);
 	if (rv == -EPROTO && ep->mpa.markers) {
 		/* Tell a marker-wanting peer no, politely. */
 		ep->mpa.rev = KIWI_MPA_REV1;
@@ -665,6 +691,7 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 	       !kernel_accept(l->sock, &ns, O_NONBLOCK)) {
 		if (!kiwi_half_open_get(l)) {
 			kiwi_stat_add(l->kdev, KIWI_STAT_CM_HALF_OPEN_REFUSED, 1);
+			kiwi_ep_event(l, "half_open_refused", -EBUSY);
 			sock_no_linger(ns->sk);		/* RST */
 			sock_release(ns);
 			continue;
@@ -737,6 +764,8 @@ static void kiwi_ep_on_sock(struct kiwi_ep *ep)
 
 static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
 {
+	if (ep->state != KIWI_EP_CLOSED)
+		kiwi_ep_event(ep, "timeout", -ETIMEDOUT);
 	switch (ep->state) {
 	case KIWI_EP_CONNECTING:
 	case KIWI_EP_AWAIT_REP:
@@ -917,6 +946,7 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?
 			    sizeof(struct sockaddr_in) :
 			    sizeof(struct sockaddr_in6), O_NONBLOCK);
+	kiwi_ep_event(ep, "connect", rv == -EINPROGRESS ? 0 : rv);
 	if (rv && rv != -EINPROGRESS) {
 		kiwi_ep_cancel_timer(ep);
 		kiwi_qp_put(&qp->ibqp);
@@ -997,6 +1027,7 @@ int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		return -EINVAL;
 	mutex_lock(&ep->lock);
 	rv = kiwi_accept_locked(ep, id, param);
+	kiwi_ep_event(ep, "accept", rv);
 	if (rv) {
 		/*
 		 * After a failed accept the iw_cm's id goes back to idle and
@@ -1022,6 +1053,7 @@ int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
 		return -EINVAL;
 	mutex_lock(&ep->lock);
 	if (ep->state == KIWI_EP_RECVD_REQ && ep->sock) {
+		kiwi_ep_event(ep, "reject", 0);
 		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, pdata, pd_len);
 		kiwi_sk_release(ep, false);
 	}

@@ -68,7 +68,9 @@
 #                 moves it by a few MiB; the figures are printed)
 #
 # Output is TAP 13 with the plan line last; exit status 0 only if all
-# pass.  Environment: KIWI_SELFTEST_BIN (default build/selftests).
+# pass.  Environment: KIWI_SELFTEST_BIN (default build/selftests),
+# KIWI_ABUSE_ONLY (comma-separated case functions to run, e.g.
+# case_trace,case_unload; default all).
 set -u
 
 ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
@@ -116,9 +118,15 @@ case_trace() {
 	grep -q 'kiwi_qp_state: kiwi1 qp [0-9]* IDLE -> RTS' "$TMPD/trace" &&
 	grep -q 'kiwi_qp_state: kiwi[01] qp [0-9]* [A-Z]* -> ERROR' "$TMPD/trace" ||
 		{ rc=1; why=" (missing kiwi_qp_state events)"; }
+	grep -q 'kiwi_cm: kiwi0 .* connect status 0' "$TMPD/trace" &&
+	grep -q 'kiwi_cm: kiwi1 .* mpa_request status ' "$TMPD/trace" &&
+	grep -q 'kiwi_cm: kiwi1 .* accept status 0' "$TMPD/trace" &&
+	grep -q 'kiwi_cm: kiwi[01] .* established status 0 10.91.0.[12]:' "$TMPD/trace" &&
+	grep -q 'kiwi_cm: kiwi[01] .* \(close\|abort\) status' "$TMPD/trace" ||
+		{ rc=1; why="$why (missing kiwi_cm events)"; }
 	dmesg | grep -q 'kiwi[01]: QP [0-9]*: IDLE -> RTS' ||
 		{ rc=1; why="$why (no dynamic-debug line)"; }
-	sed 's/^ *//' "$TMPD/trace" | head -n 12 | diag
+	sed 's/^ *//' "$TMPD/trace" | head -n 20 | diag
 	verdict "trace: rping's connection in tracefs (events/kiwi) and dynamic debug$why" \
 		$rc "$TMPD/trace"
 }
@@ -443,29 +451,37 @@ case_no_leaks() {
 	fi
 }
 
+# only FUNC ARGS...: run a case, unless KIWI_ABUSE_ONLY (a comma list of
+# case functions, e.g. case_trace,peer_case) leaves it out.
+only() {
+	[ -z "${KIWI_ABUSE_ONLY:-}" ] || [[ ",$KIWI_ABUSE_ONLY," == *",$1,"* ]] ||
+		return 0
+	"$@"
+}
+
 BASE=($(mem_snapshot))
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth, kiwi0/kiwi1"
-case_trace
-case_qp_steal
-peer_case dereg_stall 7402 "-d" "-m stall_write -s 5" \
+only case_trace
+only case_qp_steal
+only peer_case dereg_stall 7402 "-d" "-m stall_write -s 5" \
 	"dereg of an MR a stalled WRITE names returns at once; the WRITE's rest gets TERMINATE invalid STag" \
 	fpdu_peer "kiwi1 terminate_sent_ddp"
-peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
+only peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
 	"8 READ requests against IRD 1: one answered, then TERMINATE DDP untagged/no buffer" \
 	fpdu_peer "kiwi1 read_requests_beyond_ird"
-case_peer_scenarios
-case_handshakes
-peer_case cq_overflow 7404 "" "" \
+only case_peer_scenarios
+only case_handshakes
+only peer_case cq_overflow 7404 "" "" \
 	"8 signaled WRITEs into a 1-entry CQ: CQ_ERR, then the QP fails (QP_FATAL, ERR)" \
 	cqover "kiwi0 cq_overflows"
-peer_case ring_scribble 7405 "-t 40" "-t 10" \
+only peer_case ring_scribble 7405 "-t 40" "-t 10" \
 	"10 s of garbage in the process's own rings while it posts: kernel unharmed" scribble
-grep -h '^scribble' "$TMPD/p" | sed 's/^/# /'
-case_stag_random
-start_hold
-case_unload
-finish_hold
-case_no_leaks
+grep -hs '^scribble' "$TMPD/p" | sed 's/^/# /'
+only case_stag_random
+only start_hold
+only case_unload
+only finish_hold
+only case_no_leaks
 echo "# abuse.sh: $((SECONDS - START)) s"
 tap_end
