@@ -20,7 +20,7 @@
 #include <kiwi/iwarp.h>
 
 #define KIWI_DRV_NAME		"kiwi"
-#define KIWI_DRV_VERSION	"0.1.0"
+#define KIWI_DRV_VERSION	KIWI_VERSION	/* from VERSION, by Kbuild */
 #define KIWI_NODE_DESC		"kiwi software iWARP"
 
 /* Fixed capabilities; tunable limits are module parameters (main.c). */

@@ -76,6 +76,26 @@ static DEFINE_MUTEX(kiwi_dev_mutex);
 
 static void kiwi_dealloc_driver(struct ib_device *ibdev);
 
+/*
+ * <ibdev>/kiwi_abi_version in sysfs: the provider knows its devices by
+ * this file, whatever they are called (rdma link add eth0_kiwi ...).
+ */
+static ssize_t kiwi_abi_version_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", KIWI_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(kiwi_abi_version);
+
+static struct attribute *kiwi_dev_attrs[] = {
+	&dev_attr_kiwi_abi_version.attr,
+	NULL
+};
+
+static const struct attribute_group kiwi_dev_attr_group = {
+	.attrs = kiwi_dev_attrs,
+};
+
 static const struct ib_device_ops kiwi_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -93,6 +113,7 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.alloc_hw_port_stats = kiwi_alloc_hw_port_stats,
 	.get_hw_stats = kiwi_get_hw_stats,
 	.disassociate_ucontext = kiwi_disassociate_ucontext,
+	.device_group = &kiwi_dev_attr_group,
 	.dereg_mr = kiwi_dereg_mr,
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,

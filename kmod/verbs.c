@@ -17,8 +17,9 @@ int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		return -EINVAL;
 
 	memset(attr, 0, sizeof(*attr));
-	/* 0.1.0 as major << 32 | minor << 16 | patch, as ibv_devinfo reads it */
-	attr->fw_ver = 1ULL << 16;
+	/* VERSION as major << 32 | minor << 16 | patch, as ibv_devinfo reads it */
+	attr->fw_ver = (u64)KIWI_VERSION_MAJOR << 32 |
+		       KIWI_VERSION_MINOR << 16 | KIWI_VERSION_PATCH;
 	attr->sys_image_guid = ibdev->node_guid;
 	/* Bounded in practice by RLIMIT_MEMLOCK and physical memory. */
 	attr->max_mr_size = (u64)totalram_pages() << PAGE_SHIFT;

@@ -3,6 +3,9 @@
 // kiwi provider: registration with libibverbs, device matching, context
 // creation and the device-level queries.
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
 
 #include <rdma/ib_user_ioctl_verbs.h>	// RDMA_DRIVER_UNKNOWN
 
@@ -111,9 +114,23 @@ verbs_context *alloc_context(ibv_device *ibdev, int cmd_fd,
 	return &ctx.release()->vctx;
 }
 
+// Does the device's sysfs directory have kiwi's attribute?  libibverbs
+// calls match_device for every device, after its name table.
+bool has_kiwi_attr(const verbs_sysfs_dev &dev) noexcept
+{
+	char path[sizeof(dev.ibdev_path) + 64];
+
+	if (snprintf(path, sizeof(path), "%.*s/%s",
+		     static_cast<int>(strnlen(dev.ibdev_path,
+					      sizeof(dev.ibdev_path))),
+		     dev.ibdev_path, kKiwiSysfsAttr) >= static_cast<int>(sizeof(path)))
+		return false;
+	return access(path, F_OK) == 0;
+}
+
 bool match_device_cb(verbs_sysfs_dev *dev) noexcept
 {
-	return dev && match_device(*dev);
+	return dev && match_device(*dev, has_kiwi_attr(*dev));
 }
 
 verbs_device *alloc_device(verbs_sysfs_dev * /*sysfs_dev*/) noexcept

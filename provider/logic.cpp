@@ -56,12 +56,14 @@ bool is_kiwi_ibdev_name(std::string_view name) noexcept
 	return name.size() > kPrefix.size() && name.starts_with(kPrefix);
 }
 
-bool match_device(const verbs_sysfs_dev &dev) noexcept
+bool match_device(const verbs_sysfs_dev &dev, bool has_kiwi_attr) noexcept
 {
 	// ibdev_name is NUL-terminated by libibverbs; strnlen guards anyway.
 	std::string_view name(dev.ibdev_name,
 			      strnlen(dev.ibdev_name, sizeof(dev.ibdev_name)));
 
+	if (has_kiwi_attr)
+		return true;
 	return dev.match == &kMatchTable[0] && is_kiwi_ibdev_name(name);
 }
 

@@ -40,10 +40,21 @@ extern const verbs_match_ent kMatchTable[2];
 // one character ("kiwi0", "kiwi_a"); a bare "kiwi" is too ambiguous.
 bool is_kiwi_ibdev_name(std::string_view name) noexcept;
 
+// The file the kiwi kernel module puts in each of its devices' sysfs
+// directory (<ibdev_path>/kiwi_abi_version): a device that has it is
+// kiwi's, whatever its name ("eth0_kiwi" as much as "kiwi0").
+inline constexpr const char *kKiwiSysfsAttr = "kiwi_abi_version";
+
 // verbs_device_ops.match_device.  libibverbs calls it after its table
 // lookup; we insist on both a table hit and the name rule, so a device
 // found via some other modalias path can never be claimed by accident.
-bool match_device(const verbs_sysfs_dev &dev) noexcept;
+// @has_kiwi_attr: the device's sysfs directory has kKiwiSysfsAttr.
+// Without it (a kernel module older than the attribute), the name decides.
+bool match_device(const verbs_sysfs_dev &dev, bool has_kiwi_attr) noexcept;
+inline bool match_device(const verbs_sysfs_dev &dev) noexcept
+{
+	return match_device(dev, false);
+}
 
 // ------------------------------------------------------------------- ABI
 

@@ -126,6 +126,11 @@ TEST(Matching, MatchDeviceNeedsTableHitAndName)
 	dev.match = &kMatchTable[0];
 	EXPECT_TRUE(match_device(dev));
 
+	// kiwi's sysfs attribute makes any name kiwi's ("eth0_kiwi").
+	auto renamed = sysfs_dev("eth0_kiwi");
+	EXPECT_FALSE(match_device(renamed, false));
+	EXPECT_TRUE(match_device(renamed, true));
+
 	// A table hit from some other path with a foreign name is refused.
 	auto other = sysfs_dev("mlx5_0");
 	other.match = &kMatchTable[0];

@@ -13,6 +13,7 @@
 #   trace         an rping connection shows up in the kiwi tracepoints
 #                 (QP IDLE -> RTS -> ... -> ERROR on both devices) and,
 #                 with dynamic debug on, in the kernel log
+#   renamed       a device called d9_kiwi works with libibverbs
 #   qp_steal      a process that owns no QP answers a connect request
 #                 with rdma_accept() naming another process's QP number:
 #                 refused, and the kernel log says why
@@ -221,6 +222,24 @@ finish_hold() {
 	grep -q 'one byte sent on each' "$TMPD/hold" || rc=1
 	verdict "unload_half_open: module unloaded under $(grep -o '^held [0-9]*' "$TMPD/hold" | cut -d' ' -f2) half-open connections, then a byte on each: the kernel does not care" \
 		$rc "$TMPD/hold"
+}
+
+# renamed: a kiwi device named like soft-RDMA links often are
+# (<netdev>_kiwi) is found by libibverbs (sysfs kiwi_abi_version, not
+# the name) and works.
+case_renamed() {
+	local rc=0
+	{
+		ip link add d9 type dummy && ip link set d9 up &&
+		rdma link add d9_kiwi type kiwi netdev d9 &&
+		ibv_devinfo -d d9_kiwi | grep -q 'transport:.*iWARP'
+	} >"$TMPD/r" 2>&1 || rc=1
+	KIWI_DEV=d9_kiwi KIWI_NETDEV=d9 "$BIN/verbs_qp" \
+		-t create_query_destroy_rc >>"$TMPD/r" 2>&1 || rc=1
+	rdma link del d9_kiwi >>"$TMPD/r" 2>&1
+	ip link del d9
+	verdict "renamed: a kiwi device called d9_kiwi is found by libibverbs and works (ibv_devinfo, a QP)" \
+		$rc "$TMPD/r"
 }
 
 # stat DEV COUNTER: the device counter's value (rdma statistic, port 1).
@@ -463,6 +482,7 @@ BASE=($(mem_snapshot))
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth, kiwi0/kiwi1"
 only case_trace
+only case_renamed
 only case_qp_steal
 only peer_case dereg_stall 7402 "-d" "-m stall_write -s 5" \
 	"dereg of an MR a stalled WRITE names returns at once; the WRITE's rest gets TERMINATE invalid STag" \
