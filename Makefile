@@ -9,6 +9,7 @@
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make install    install the module and the provider on this machine
+#   make fresh-check make deps, make, make demo in a new Debian 12 chroot (scripts/fresh-check)
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
 # The running kernel is irrelevant: modules are tested in a guest.
@@ -17,9 +18,18 @@ KVER ?= $(patsubst linux-headers-%,%,$(notdir $(KDIR)))
 BUILD ?= $(CURDIR)/build
 JOBS ?= $(shell nproc)
 
-export KDIR KVER BUILD
+# Goals that need the Debian packages (scripts/install-deps).  `make GOAL`
+# runs `make deps` and then GOAL in a second make, which looks for the
+# kernel headers afresh: this one looked before deps could install them.
+# A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
+WITH_DEPS := demo check bench
 
-.PHONY: all kmod provider siw deps demo check bench install clean help
+export BUILD
+ifdef KIWI_DEPS_DONE
+export KDIR KVER	# only now: a first make's values may predate make deps
+endif
+
+.PHONY: all kmod provider siw deps demo check bench install clean help fresh-check
 
 all: kmod provider
 
@@ -37,14 +47,19 @@ siw:
 deps:
 	$(CURDIR)/scripts/install-deps
 
-demo: deps all
+ifndef KIWI_DEPS_DONE
+$(WITH_DEPS): deps
+	+@$(MAKE) --no-print-directory KIWI_DEPS_DONE=1 $@
+else
+demo: all
 	$(CURDIR)/scripts/demo
 
-check: deps all siw
+check: all siw
 	$(CURDIR)/selftests/check
 
-bench: deps all siw
+bench: all siw
 	$(CURDIR)/scripts/bench
+endif
 
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
@@ -54,5 +69,8 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(BUILD)
 
+fresh-check:
+	$(CURDIR)/scripts/fresh-check
+
 help:
-	@sed -n '3,12p' Makefile
+	@sed -n '3,13p' Makefile
