@@ -11,6 +11,7 @@
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
 #   make fuzz       the wire parsers under libFuzzer, 60 s each (build/fuzz/)
 #   make install    install the module and the provider on this machine
+#   make fresh-check make deps, make, make demo in a new Debian 12 chroot (scripts/fresh-check)
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
 # The running kernel is irrelevant: modules are tested in a guest.
@@ -19,9 +20,18 @@ KVER ?= $(patsubst linux-headers-%,%,$(notdir $(KDIR)))
 BUILD ?= $(CURDIR)/build
 JOBS ?= $(shell nproc)
 
-export KDIR KVER BUILD
+# Goals that need the Debian packages (scripts/install-deps).  `make GOAL`
+# runs `make deps` and then GOAL in a second make, which looks for the
+# kernel headers afresh: this one looked before deps could install them.
+# A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
+WITH_DEPS := demo check bench soak fuzz
 
-.PHONY: all kmod provider siw deps demo check bench soak fuzz install clean help
+export BUILD
+ifdef KIWI_DEPS_DONE
+export KDIR KVER	# only now: a first make's values may predate make deps
+endif
+
+.PHONY: all kmod provider siw deps demo check bench soak fuzz install clean help fresh-check
 
 all: kmod provider
 
@@ -39,13 +49,17 @@ siw:
 deps:
 	$(CURDIR)/scripts/install-deps
 
-demo: deps all
+ifndef KIWI_DEPS_DONE
+$(WITH_DEPS): deps
+	+@$(MAKE) --no-print-directory KIWI_DEPS_DONE=1 $@
+else
+demo: all
 	$(CURDIR)/scripts/demo
 
-check: deps all siw
+check: all siw
 	$(CURDIR)/selftests/check
 
-bench: deps all siw
+bench: all siw
 	$(CURDIR)/scripts/bench
 
 soak: all
@@ -53,6 +67,7 @@ soak: all
 
 fuzz:
 	$(CURDIR)/scripts/fuzz
+endif
 
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
@@ -61,6 +76,9 @@ install: all
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf $(BUILD)
+
+fresh-check:
+	$(CURDIR)/scripts/fresh-check
 
 help:
 	@sed -n '3,14p' Makefile
