@@ -263,6 +263,7 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 /* Under cq->lock: append to a kernel CQ, false if it is full. */
 static bool kiwi_kcq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
 {
+	lockdep_assert_held(&cq->lock);
 	if (cq->count == cq->size)
 		return false;
 	cq->cqes[(cq->head + cq->count) & (cq->size - 1)] = *cqe;
@@ -286,6 +287,7 @@ static bool kiwi_ucq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
 	};
 	u32 used;
 
+	lockdep_assert_held(&cq->lock);
 	if (!kiwi_ucq_used(cq, &used) || used == cq->uring.size) {
 		WRITE_ONCE(cq->uring.ctl->flags, KIWI_RING_F_OVERFLOW);
 		return false;

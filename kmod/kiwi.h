@@ -353,6 +353,7 @@ struct kiwi_qp {
 
 	/* Transmit: one work item per QP serialises all sending. */
 	struct work_struct tx_work;
+	wait_queue_head_t tx_idle;	/* woken when tx_work finds no more */
 	int tx_cpu;			/* where tx_work runs: keeps order */
 	struct mutex tx_mutex;		/* one sender: worker or doorbell */
 	unsigned long tx_owned;		/* bit 0: a sender is active */

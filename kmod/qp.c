@@ -10,7 +10,6 @@
  * the kernel starts it, and validated on that copy: ring contents and the
  * producer index are never trusted.
  */
-#include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -213,6 +212,7 @@ static void kiwi_sq_complete(struct kiwi_qp *qp, u64 wr_id, u8 wr_opcode,
  */
 static void kiwi_sq_advance(struct kiwi_qp *qp)
 {
+	lockdep_assert_held(&qp->sq_lock);
 	qp->sq_head++;
 	smp_store_release(&qp->sq_ring.ctl->cons, qp->sq_head);
 }
@@ -371,6 +371,8 @@ void kiwi_qp_retire_sq(struct kiwi_qp *qp)
 static struct kiwi_sq_slot *kiwi_sq_oldest_read(struct kiwi_qp *qp)
 {
 	u32 i;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	for (i = 0; i < qp->sq_tx; i++) {
 		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
@@ -547,6 +549,8 @@ static bool kiwi_sq_go_idle(struct kiwi_qp *qp)
 	struct kiwi_ring_ctl *ctl = qp->sq_ring.ctl;
 	bool sane;
 
+	lockdep_assert_held(&qp->sq_lock);
+
 	if (!qp->user)
 		return true;
 	WRITE_ONCE(ctl->flags, 0);
@@ -567,6 +571,8 @@ static int kiwi_sq_load_next(struct kiwi_qp *qp)
 	struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, idx);
 	bool sane;
 	int rv;
+
+	lockdep_assert_held(&qp->sq_lock);
 
 	if (qp->sq_loaded)
 		return 0;
@@ -885,7 +891,6 @@ out:
 void kiwi_qp_disconnected(struct kiwi_qp *qp)
 {
 	struct socket *sock;
-	int i;
 
 	mutex_lock(&qp->state_lock);
 	sock = qp->sock;
@@ -899,9 +904,13 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 	if (!sock)
 		return;
 
-	for (i = 0; i < 100 && (READ_ONCE(qp->term_pending) ||
-				work_busy(&qp->tx_work)); i++)
-		msleep(10);
+	/*
+	 * Until the TERMINATE is out and the sender has let go of the
+	 * socket: the worker wakes tx_idle after releasing tx_mutex.  At
+	 * most a second: a peer that does not read may never take it.
+	 */
+	wait_event_timeout(qp->tx_idle, !READ_ONCE(qp->term_pending) &&
+			   !mutex_is_locked(&qp->tx_mutex), HZ);
 	kernel_sock_shutdown(sock, SHUT_RDWR);	/* unblocks a stuck send */
 	/*
 	 * Senders read qp->sock under tx_mutex (the worker, a doorbell):
@@ -1120,6 +1129,8 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 {
 	enum ib_qp_state from = qp->ib_state;
+
+	lockdep_assert_held(&qp->state_lock);
 
 	switch (to) {
 	case IB_QPS_RESET:

@@ -118,57 +118,65 @@ static int kiwi_tx_commit(struct kiwi_tx_batch *b, u32 n)
 	return 0;
 }
 
+/* Where kiwi_tx_copy() takes its bytes: a kernel buffer, or a region. */
+struct kiwi_tx_from {
+	const u8 *p;
+	struct kiwi_mem *mem;		/* if set: @addr in it, at @gen */
+	u32 gen;
+	u64 addr;
+};
+
 /*
- * Copy @len bytes from @p to the batch, extending @crc over them unless
- * it is NULL.  Returns 0 or the errors of kiwi_tx_room()/_commit().
+ * Copy @len bytes from @from to the batch, extending @crc over them
+ * unless it is NULL.  Returns 0, -EINVAL if @from's region was
+ * invalidated or deregistered since it was checked, or the errors of
+ * kiwi_tx_room()/_commit().
  */
-static int kiwi_tx_put(struct kiwi_tx_batch *b, const void *p, u32 len,
-		       u32 *crc)
+static int kiwi_tx_copy(struct kiwi_tx_batch *b, struct kiwi_tx_from *from,
+			u32 len, u32 *crc)
 {
 	while (len) {
 		int room = kiwi_tx_room(b);
+		void *to;
 		u32 n;
 		int rv;
 
 		if (room < 0)
 			return room;
 		n = min_t(u32, len, room);
-		kiwi_crc_copy_mem(kiwi_tx_frag_va(b), p, n, crc);
+		to = kiwi_tx_frag_va(b);
+		if (!from->mem) {
+			kiwi_crc_copy_mem(to, from->p, n, crc);
+			from->p += n;
+		} else if (kiwi_mem_copy_out(from->mem, from->gen, from->addr,
+					     to, n, crc)) {
+			from->addr += n;
+		} else {
+			return -EINVAL;
+		}
 		rv = kiwi_tx_commit(b, n);
 		if (rv)
 			return rv;
-		p += n;
 		len -= n;
 	}
 	return 0;
 }
 
-/*
- * Copy @len bytes at @addr of @mem, checked at generation @gen, to the
- * batch.  Returns 0, -EINVAL if the region was invalidated or
- * deregistered meanwhile, or kiwi_tx_put()'s errors.
- */
+static int kiwi_tx_put(struct kiwi_tx_batch *b, const void *p, u32 len,
+		       u32 *crc)
+{
+	struct kiwi_tx_from from = { .p = p };
+
+	return kiwi_tx_copy(b, &from, len, crc);
+}
+
+/* @len bytes at @addr of @mem, checked at generation @gen. */
 static int kiwi_tx_put_mem(struct kiwi_tx_batch *b, struct kiwi_mem *mem,
 			   u32 gen, u64 addr, u32 len, u32 *crc)
 {
-	while (len) {
-		int room = kiwi_tx_room(b);
-		u32 n;
-		int rv;
+	struct kiwi_tx_from from = { .mem = mem, .gen = gen, .addr = addr };
 
-		if (room < 0)
-			return room;
-		n = min_t(u32, len, room);
-		if (!kiwi_mem_copy_out(mem, gen, addr, kiwi_tx_frag_va(b), n,
-				       crc))
-			return -EINVAL;
-		rv = kiwi_tx_commit(b, n);
-		if (rv)
-			return rv;
-		addr += n;
-		len -= n;
-	}
-	return 0;
+	return kiwi_tx_copy(b, &from, len, crc);
 }
 
 /*
@@ -573,6 +581,7 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 /* Under irq_lock: drop the oldest inbound READ. */
 static void kiwi_irq_pop(struct kiwi_qp *qp)
 {
+	lockdep_assert_held(&qp->irq_lock);
 	qp->irq_head = (qp->irq_head + 1) % KIWI_MAX_IRD;
 	qp->irq_count--;
 }
@@ -758,6 +767,8 @@ void kiwi_tx_work(struct work_struct *work)
 	mutex_unlock(&qp->tx_mutex);
 	if (left)
 		kiwi_tx_kick(qp);
+	else if (wq_has_sleeper(&qp->tx_idle))
+		wake_up(&qp->tx_idle);	/* kiwi_qp_disconnected() waits */
 }
 
 /*
@@ -878,6 +889,7 @@ void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk)
 int kiwi_tx_init(struct kiwi_qp *qp)
 {
 	INIT_WORK(&qp->tx_work, kiwi_tx_work);
+	init_waitqueue_head(&qp->tx_idle);
 	qp->tx_cpu = WORK_CPU_UNBOUND;	/* until connected */
 	mutex_init(&qp->tx_mutex);
 	spin_lock_init(&qp->irq_lock);
