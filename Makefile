@@ -10,7 +10,8 @@
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
 #   make fuzz       the wire parsers under libFuzzer, 60 s each (build/fuzz/)
-#   make install    install the module and the provider on this machine
+#   make install    the module (through DKMS) and the provider on this machine
+#   make uninstall  remove what make install installed
 #   make fresh-check make deps, make, make demo in a new Debian 12 chroot (scripts/fresh-check)
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
@@ -31,7 +32,7 @@ ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod provider siw deps demo check bench soak fuzz install clean help fresh-check
+.PHONY: all kmod provider siw deps demo check bench soak fuzz install uninstall clean help fresh-check
 
 all: kmod provider
 
@@ -70,8 +71,10 @@ fuzz:
 endif
 
 install: all
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
-	cmake --install $(BUILD)
+	$(CURDIR)/scripts/install install
+
+uninstall:
+	$(CURDIR)/scripts/install uninstall
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
@@ -81,4 +84,4 @@ fresh-check:
 	$(CURDIR)/scripts/fresh-check
 
 help:
-	@sed -n '3,14p' Makefile
+	@sed -n '3,15p' Makefile
