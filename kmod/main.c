@@ -313,9 +313,6 @@ static int kiwi_newlink(const char *name, struct net_device *netdev)
 		goto err;
 	}
 
-	if (strncmp(name, KIWI_DEV_NAME_PREFIX, strlen(KIWI_DEV_NAME_PREFIX)))
-		pr_notice("%s: name lacks prefix '%s'; the user-space provider will not bind to it\n",
-			  name, KIWI_DEV_NAME_PREFIX);
 	pr_info("%s attached to %s\n", name, netdev->name);
 
 	/* The netdev may have started going away while we registered. */
