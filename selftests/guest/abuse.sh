@@ -87,14 +87,7 @@ setup() {
 		[ -x "$BIN/$p" ] || { echo "$BIN/$p missing (make)"; return 1; }
 	done
 	modprobe kiwi || return 1
-	netns_up && veth_pair kv0 kv1 10.91.0 1500 &&
-	# Static neighbours: rdma_cm's first ARP lookup would time out.
-	A ip neigh replace $SRV dev kv0 nud permanent \
-		lladdr "$(B cat /sys/class/net/kv1/address)" &&
-	B ip neigh replace 10.91.0.1 dev kv1 nud permanent \
-		lladdr "$(A cat /sys/class/net/kv0/address)" &&
-	A rdma link add kiwi0 type kiwi netdev kv0 &&
-	B rdma link add kiwi1 type kiwi netdev kv1
+	kiwi_pair_up
 }
 
 # trace: a connection's life in the kiwi tracepoints (tracefs) and, with

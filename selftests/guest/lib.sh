@@ -52,6 +52,20 @@ veth_pair() {
 	A ip link set "$1" mtu "$4" up && B ip link set "$2" mtu "$4" up
 }
 
+# kiwi_pair_up: the two namespaces, veth kv0 (10.91.0.1, kwa) and kv1
+# (10.91.0.2, kwb) at MTU 1500 with static neighbours (rdma_cm's first
+# ARP lookup would otherwise wait out its timeout), kiwi0 on kv0 and
+# kiwi1 on kv1.  The kiwi module must be loaded.
+kiwi_pair_up() {
+	netns_up && veth_pair kv0 kv1 10.91.0 1500 &&
+	A ip neigh replace 10.91.0.2 dev kv0 nud permanent \
+		lladdr "$(B cat /sys/class/net/kv1/address)" &&
+	B ip neigh replace 10.91.0.1 dev kv1 nud permanent \
+		lladdr "$(A cat /sys/class/net/kv0/address)" &&
+	A rdma link add kiwi0 type kiwi netdev kv0 &&
+	B rdma link add kiwi1 type kiwi netdev kv1
+}
+
 # wait_port ADDR PORT: until kwb listens on TCP PORT at ADDR, on a wildcard
 # address, or on a wildcard bound to ADDR's interface (max ~20 s).  Several
 # RDMA devices listen for one rdma_cm wildcard listen, each in its own

@@ -37,13 +37,7 @@ mem_snapshot() {
 setup() {
 	[ -x "$BIN/manyqp" ] || { echo "$BIN/manyqp missing (make)"; return 1; }
 	modprobe kiwi max_qp="$N" || return 1
-	netns_up && veth_pair kv0 kv1 10.91.0 1500 &&
-	A ip neigh replace $SRV dev kv0 nud permanent \
-		lladdr "$(B cat /sys/class/net/kv1/address)" &&
-	B ip neigh replace 10.91.0.1 dev kv1 nud permanent \
-		lladdr "$(A cat /sys/class/net/kv0/address)" &&
-	A rdma link add kiwi0 type kiwi netdev kv0 &&
-	B rdma link add kiwi1 type kiwi netdev kv1
+	kiwi_pair_up
 }
 
 BASE=($(mem_snapshot))

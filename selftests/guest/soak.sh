@@ -81,13 +81,7 @@ nvme_down() {
 
 setup() {
 	modprobe kiwi && modprobe sch_netem || return 1
-	netns_up && veth_pair kv0 kv1 10.91.0 1500 &&
-	A ip neigh replace $SRV dev kv0 nud permanent \
-		lladdr "$(B cat /sys/class/net/kv1/address)" &&
-	B ip neigh replace 10.91.0.1 dev kv1 nud permanent \
-		lladdr "$(A cat /sys/class/net/kv0/address)" &&
-	A rdma link add kiwi0 type kiwi netdev kv0 &&
-	B rdma link add kiwi1 type kiwi netdev kv1 &&
+	kiwi_pair_up &&
 	A tc qdisc add dev kv0 root netem delay 2ms reorder 10% 50% loss 0.5% &&
 	B tc qdisc add dev kv1 root netem delay 2ms reorder 10% 50% loss 0.5% &&
 	nvme_up
