@@ -12,6 +12,7 @@
 #   make fuzz       the wire parsers under libFuzzer, 60 s each (build/fuzz/)
 #   make install    the module (through DKMS) and the provider on this machine
 #   make uninstall  remove what make install installed
+#   make deb        Debian packages kiwi-dkms and libkiwi-rdmav34 (build/deb/)
 #   make fresh-check make deps, make, make demo in a new Debian 12 chroot (scripts/fresh-check)
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
@@ -25,14 +26,14 @@ JOBS ?= $(shell nproc)
 # runs `make deps` and then GOAL in a second make, which looks for the
 # kernel headers afresh: this one looked before deps could install them.
 # A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
-WITH_DEPS := demo check bench soak fuzz
+WITH_DEPS := demo check bench soak fuzz install deb
 
 export BUILD
 ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod provider siw deps demo check bench soak fuzz install uninstall clean help fresh-check
+.PHONY: all kmod provider siw deps demo check bench soak fuzz install deb uninstall clean help fresh-check
 
 all: kmod provider
 
@@ -68,10 +69,13 @@ soak: all
 
 fuzz:
 	$(CURDIR)/scripts/fuzz
-endif
 
 install: all
 	$(CURDIR)/scripts/install install
+
+deb:
+	$(CURDIR)/scripts/deb
+endif
 
 uninstall:
 	$(CURDIR)/scripts/install uninstall
