@@ -18,6 +18,8 @@
 #include <rdma/iw_cm.h>
 #include <rdma/kiwi-abi.h>
 #include <kiwi/iwarp.h>
+#include <kiwi/framer.h>
+#include <kiwi/wqe.h>
 
 #define KIWI_DRV_NAME		"kiwi"
 #define KIWI_DRV_VERSION	KIWI_VERSION	/* from VERSION, by Kbuild */
@@ -263,22 +265,8 @@ struct kiwi_irqe {
 
 /* Receive-side FPDU parser state; touched only under the socket lock. */
 struct kiwi_rx {
-	union {
-		struct kiwi_ctrl ctrl;
-		struct kiwi_hdr_tagged t;
-		struct kiwi_hdr_untagged u;
-		u8 raw[sizeof(struct kiwi_hdr_untagged) +
-		       sizeof(struct kiwi_read_req)];
-	} hdr;
-	u32 hdr_got;
-	u32 hdr_len;			/* 0 until the control word is in */
-	u32 data_rem;			/* payload bytes left in this FPDU */
-	u32 trail_need;			/* pad + CRC bytes of this FPDU */
-	u32 trail_got;
-	u8 trail[8];
+	struct kiwi_framer fr;		/* where we are in the FPDU stream */
 	u32 crc;			/* running CRC32c state */
-	u8 op;
-	bool last;			/* DDP L bit of the current FPDU */
 	bool dead;			/* stop parsing: QP terminated */
 
 	/* Tagged placement target, as checked at generation mem_gen. */
@@ -503,7 +491,7 @@ void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
 void kiwi_qp_read_done(struct kiwi_qp *qp);
 void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status);
-void kiwi_qp_peer_terminated(struct kiwi_qp *qp);
+void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl);
 
 /* mem.c: placement helpers */
 int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,

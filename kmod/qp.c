@@ -466,23 +466,19 @@ static u32 kiwi_ib_send_flags(u8 uflags)
 	       (uflags & KIWI_UWR_F_INLINE ? IB_SEND_INLINE : 0);
 }
 
-static int kiwi_sqe_sges(struct kiwi_qp *qp, const void *payload, u32 num,
-			 struct kiwi_sqe *sqe)
+/* The SGE list of a checked header: copied once, then trusted. */
+static int kiwi_sqe_sges(const void *payload, u32 num, struct kiwi_sqe *sqe)
 {
 	struct kiwi_usge usge[KIWI_MAX_SGE];
 	u32 i;
 
-	if (num > qp->cap.max_send_sge ||
-	    (kiwi_wr_is_read(sqe->opcode) && num > KIWI_MAX_SGE_RD))
-		return -EINVAL;
 	memcpy(usge, payload, num * sizeof(usge[0]));
+	if (kiwi_usge_total(usge, num, &sqe->bytes))
+		return -EINVAL;
 	for (i = 0; i < num; i++) {
-		if (sqe->bytes + usge[i].length < sqe->bytes)
-			return -EINVAL;
 		sqe->sge[i].addr = usge[i].addr;
 		sqe->sge[i].len = usge[i].length;
 		sqe->sge[i].lkey = usge[i].lkey;
-		sqe->bytes += usge[i].length;
 	}
 	sqe->num_sge = num;
 	return 0;
@@ -497,7 +493,9 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 			 struct kiwi_sq_slot *slot)
 {
 	const u8 *w = kiwi_ring_slot(&qp->sq_ring, idx);
+	struct kiwi_wqe_limits lim;
 	struct kiwi_usqe h;
+	bool is_read;
 	int rv;
 
 	memcpy(&h, w, sizeof(h));
@@ -507,7 +505,14 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 	slot->signaled = (h.flags & KIWI_UWR_F_SIGNALED) ||
 			 qp->sq_sig_type == IB_SIGNAL_ALL_WR;
 	slot->state = KIWI_SQE_QUEUED;
-	if (!kiwi_uwr_opcode_ok(qp, h.opcode) || (h.flags & ~KIWI_UWR_F_ALL))
+	if (!kiwi_uwr_opcode_ok(qp, h.opcode))
+		return -EINVAL;
+	lim.stride = qp->sq_ring.stride;
+	lim.max_sge = qp->cap.max_send_sge;
+	lim.max_inline = qp->cap.max_inline_data;
+	is_read = kiwi_wr_is_read(slot->opcode);
+	if (kiwi_usqe_check(&h, &lim, is_read ? KIWI_MAX_SGE_RD : KIWI_MAX_SGE,
+			    is_read))
 		return -EINVAL;
 
 	memset(sqe, 0, sizeof(*sqe));
@@ -519,14 +524,11 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 	sqe->raddr = h.raddr;
 	sqe->ex = h.inv_rkey;
 	if (h.flags & KIWI_UWR_F_INLINE) {
-		if (kiwi_wr_is_read(sqe->opcode) || h.num_sge ||
-		    h.length > qp->cap.max_inline_data)
-			return -EINVAL;
 		memcpy(qp->sq_inline, w + sizeof(h), h.length);
 		sqe->inline_data = qp->sq_inline;
 		sqe->bytes = h.length;
 	} else {
-		rv = kiwi_sqe_sges(qp, w + sizeof(h), h.num_sge, sqe);
+		rv = kiwi_sqe_sges(w + sizeof(h), h.num_sge, sqe);
 		if (rv)
 			return rv;
 	}
@@ -666,17 +668,20 @@ void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 static int kiwi_rqe_load(const struct kiwi_ring *r, u32 idx, u32 max_sge,
 			 struct kiwi_rqe *rqe)
 {
+	struct kiwi_wqe_limits lim = { .stride = r->stride, .max_sge = max_sge };
 	const u8 *w = kiwi_ring_slot(r, idx);
 	struct kiwi_usge usge[KIWI_MAX_SGE];
 	struct kiwi_urqe h;
-	u32 i;
+	u32 i, bytes;
 
 	memcpy(&h, w, sizeof(h));
 	rqe->wr_id = h.wr_id;
 	rqe->num_sge = 0;
-	if (h.num_sge > max_sge)
+	if (kiwi_urqe_check(&h, &lim))
 		return -EINVAL;
 	memcpy(usge, w + sizeof(h), h.num_sge * sizeof(usge[0]));
+	if (kiwi_usge_total(usge, h.num_sge, &bytes))
+		return -EINVAL;
 	for (i = 0; i < h.num_sge; i++) {
 		rqe->sge[i].addr = usge[i].addr;
 		rqe->sge[i].len = usge[i].length;
@@ -821,11 +826,9 @@ static enum ib_wc_status kiwi_term_status(u32 ctrl)
 }
 
 /* The peer terminated: fail the oldest transmitted WR with its reason. */
-void kiwi_qp_peer_terminated(struct kiwi_qp *qp)
+void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl)
 {
-	struct kiwi_term *t = (void *)(qp->rx.hdr.raw +
-				       sizeof(struct kiwi_hdr_untagged));
-	enum ib_wc_status status = kiwi_term_status(be32_to_cpu(t->ctrl));
+	enum ib_wc_status status = kiwi_term_status(term_ctrl);
 	unsigned long flags;
 	u32 i;
 

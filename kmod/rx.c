@@ -35,9 +35,9 @@ static void kiwi_rx_drop_refs(struct kiwi_rx *rx)
 static int kiwi_rx_fail(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
 {
 	pr_info_ratelimited("QP %u: terminating stream: op %u layer %u type %u code 0x%02x (ctrl %04x len %u)\n",
-			    qp->ibqp.qp_num, qp->rx.op, layer, etype, ecode,
-			    be16_to_cpu(qp->rx.hdr.ctrl.ddp_rdmap),
-			    be16_to_cpu(qp->rx.hdr.ctrl.mpa_len));
+			    qp->ibqp.qp_num, qp->rx.fr.op, layer, etype, ecode,
+			    be16_to_cpu(qp->rx.fr.hdr.ctrl.ddp_rdmap),
+			    be16_to_cpu(qp->rx.fr.hdr.ctrl.mpa_len));
 	qp->rx.dead = true;
 	kiwi_rx_drop_refs(&qp->rx);
 	kiwi_qp_error(qp, layer, etype, ecode);
@@ -109,22 +109,22 @@ static int kiwi_rx_sink(struct kiwi_qp *qp, u32 stag, u64 to, u32 len,
 static int kiwi_rx_begin_read_resp(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	u32 stag = be32_to_cpu(rx->hdr.t.stag);
-	u64 to = be64_to_cpu(rx->hdr.t.to);
+	u32 stag = be32_to_cpu(rx->fr.hdr.t.stag);
+	u64 to = be64_to_cpu(rx->fr.hdr.t.to);
 	struct kiwi_sge sink;
 	u32 bytes;
 	int rv;
 
-	if (rx->orq_skip && !rx->data_rem && rx->last) {
+	if (rx->orq_skip && !rx->fr.data_rem && rx->fr.last) {
 		rx->rtr_resp = true;	/* answers our zero-length RTR READ */
 		return 0;
 	}
 	/* A response must answer our oldest READ, inside its sink. */
 	if (!kiwi_qp_orq_head(qp, &sink, &bytes) || stag != sink.lkey ||
-	    to < sink.addr || to - sink.addr + rx->data_rem > bytes)
+	    to < sink.addr || to - sink.addr + rx->fr.data_rem > bytes)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
 				    KIWI_RC_UNEXPECTED_OP);
-	rv = kiwi_rx_sink(qp, stag, to, rx->data_rem, IB_ACCESS_LOCAL_WRITE);
+	rv = kiwi_rx_sink(qp, stag, to, rx->fr.data_rem, IB_ACCESS_LOCAL_WRITE);
 	if (rv)	/* our own sink is bad: the READ fails, not just flushes */
 		kiwi_qp_read_failed(qp, IB_WC_LOC_PROT_ERR);
 	return rv;
@@ -134,13 +134,13 @@ static int kiwi_rx_check_untagged(struct kiwi_qp *qp, u32 qn, u32 mo)
 {
 	struct kiwi_rx *rx = &qp->rx;
 
-	if (be32_to_cpu(rx->hdr.u.qn) != qn)
+	if (be32_to_cpu(rx->fr.hdr.u.qn) != qn)
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_QN);
-	if (be32_to_cpu(rx->hdr.u.msn) != rx->msn[qn])
+	if (be32_to_cpu(rx->fr.hdr.u.msn) != rx->msn[qn])
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MSN_RANGE);
-	if (be32_to_cpu(rx->hdr.u.mo) != mo)
+	if (be32_to_cpu(rx->fr.hdr.u.mo) != mo)
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MO);
 	return 0;
@@ -191,9 +191,9 @@ static int kiwi_rx_begin_send(struct kiwi_qp *qp)
 		rx->msg_len = 0;
 		rx->sge_idx = 0;
 		rx->sge_off = 0;
-		rx->inv_stag = be32_to_cpu(rx->hdr.u.inv_stag);
+		rx->inv_stag = be32_to_cpu(rx->fr.hdr.u.inv_stag);
 	}
-	if ((u64)rx->msg_len + rx->data_rem > kiwi_rqe_capacity(&rx->rqe)) {
+	if ((u64)rx->msg_len + rx->fr.data_rem > kiwi_rqe_capacity(&rx->rqe)) {
 		/* This receive fails for its length, ahead of the flush. */
 		kiwi_rx_complete(qp, IB_WC_LOC_LEN_ERR, 0, 0, false);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
@@ -205,7 +205,7 @@ static int kiwi_rx_begin_send(struct kiwi_qp *qp)
 static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_read_req *rr = (void *)(rx->hdr.raw +
+	struct kiwi_read_req *rr = (void *)(rx->fr.hdr.raw +
 					    sizeof(struct kiwi_hdr_untagged));
 	u32 len = be32_to_cpu(rr->size);
 	u32 ird = min_t(u32, READ_ONCE(qp->ird), KIWI_MAX_IRD);
@@ -223,7 +223,7 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	 * A READ beyond the IRD we advertised has no request queue entry
 	 * (RFC 5040 5.3: untagged queue 1 has IRD buffers).
 	 */
-	if (rx->data_rem || READ_ONCE(qp->irq_count) >= max(ird, 1U)) {
+	if (rx->fr.data_rem || READ_ONCE(qp->irq_count) >= max(ird, 1U)) {
 		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_REFUSED, 1);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MSN_NOBUF);
@@ -252,12 +252,12 @@ static int kiwi_rx_begin(struct kiwi_qp *qp)
 		rx->dead = true;
 		return -ENOTCONN;
 	}
-	switch (rx->op) {
+	switch (rx->fr.op) {
 	case KIWI_OP_WRITE:
 		if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
 			return kiwi_rx_tagged_fail(qp, KIWI_RC_ACCESS_RIGHTS);
-		return kiwi_rx_sink(qp, be32_to_cpu(rx->hdr.t.stag),
-				    be64_to_cpu(rx->hdr.t.to), rx->data_rem,
+		return kiwi_rx_sink(qp, be32_to_cpu(rx->fr.hdr.t.stag),
+				    be64_to_cpu(rx->fr.hdr.t.to), rx->fr.data_rem,
 				    IB_ACCESS_REMOTE_WRITE);
 	case KIWI_OP_READ_RESP:
 		return kiwi_rx_begin_read_resp(qp);
@@ -277,9 +277,15 @@ static int kiwi_rx_place_send(struct kiwi_qp *qp, struct sk_buff *skb,
 	struct kiwi_rx *rx = &qp->rx;
 
 	while (len) {
-		const struct kiwi_sge *sge = &rx->rqe.sge[rx->sge_idx];
+		const struct kiwi_sge *sge;
 		u32 chunk;
 		int why;
+
+		/* Unreachable past the capacity check; never trust it blindly. */
+		if (WARN_ON_ONCE(rx->sge_idx >= rx->rqe.num_sge))
+			return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+					    KIWI_DC_U_MSG_TOOLONG);
+		sge = &rx->rqe.sge[rx->sge_idx];
 
 		if (rx->sge_off == sge->len) {
 			if (rx->sge_mem) {
@@ -326,7 +332,7 @@ static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 {
 	struct kiwi_rx *rx = &qp->rx;
 
-	if (rx->op == KIWI_OP_TERMINATE) {
+	if (rx->fr.op == KIWI_OP_TERMINATE) {
 		/* Offending headers a TERMINATE carries: checked, not kept. */
 		u8 buf[64];
 
@@ -341,12 +347,12 @@ static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 		}
 		return 0;
 	}
-	if (kiwi_op_tagged(rx->op)) {
+	if (kiwi_op_tagged(rx->fr.op)) {
 		if (!kiwi_mem_copy_from_skb(rx->mem, rx->mem_gen, rx->to, skb,
 					    off, len,
 					    qp->crc ? &rx->crc : NULL)) {
 			/* Invalidated or deregistered since the header. */
-			if (rx->op == KIWI_OP_READ_RESP)
+			if (rx->fr.op == KIWI_OP_READ_RESP)
 				kiwi_qp_read_failed(qp, IB_WC_LOC_PROT_ERR);
 			return kiwi_rx_tagged_fail(qp, KIWI_RC_INVALID_STAG);
 		}
@@ -359,7 +365,7 @@ static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 static void kiwi_rx_send_done(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	bool inv = rx->op == KIWI_OP_SEND_INV || rx->op == KIWI_OP_SEND_SE_INV;
+	bool inv = rx->fr.op == KIWI_OP_SEND_INV || rx->fr.op == KIWI_OP_SEND_SE_INV;
 	u8 status = IB_WC_SUCCESS;
 
 	if (inv && kiwi_mem_invalidate(qp, rx->inv_stag))
@@ -371,13 +377,13 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 	rx->msn[KIWI_QN_SEND]++;
 	kiwi_rx_complete(qp, status, inv ? IB_WC_WITH_INVALIDATE : 0,
 			 inv ? rx->inv_stag : 0,
-			 rx->op == KIWI_OP_SEND_SE || rx->op == KIWI_OP_SEND_SE_INV);
+			 rx->fr.op == KIWI_OP_SEND_SE || rx->fr.op == KIWI_OP_SEND_SE_INV);
 }
 
 static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_read_req *rr = (void *)(rx->hdr.raw +
+	struct kiwi_read_req *rr = (void *)(rx->fr.hdr.raw +
 					    sizeof(struct kiwi_hdr_untagged));
 	struct kiwi_irqe *e;
 	unsigned long flags;
@@ -398,7 +404,7 @@ static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
 
 static void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 {
-	struct kiwi_term *t = (void *)(qp->rx.hdr.raw +
+	struct kiwi_term *t = (void *)(qp->rx.fr.hdr.raw +
 				       sizeof(struct kiwi_hdr_untagged));
 	u32 ctrl = be32_to_cpu(t->ctrl);
 
@@ -410,7 +416,7 @@ static void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 			     false, ctrl);
 	qp->rx.dead = true;
 	kiwi_stat_add(qp->kdev, KIWI_STAT_TERM_RX, 1);
-	kiwi_qp_peer_terminated(qp);
+	kiwi_qp_peer_terminated(qp, ctrl);
 }
 
 /* An FPDU passed its CRC: deliver what it completes. */
@@ -422,7 +428,7 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		kiwi_mem_put(rx->mem);
 		rx->mem = NULL;
 	}
-	switch (rx->op) {
+	switch (rx->fr.op) {
 	case KIWI_OP_WRITE:
 		break;
 	case KIWI_OP_READ_RESP:
@@ -431,7 +437,7 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 			rx->orq_skip = 0;
 			break;
 		}
-		if (rx->last)
+		if (rx->fr.last)
 			kiwi_qp_read_done(qp);
 		break;
 	case KIWI_OP_READ_REQ:
@@ -441,37 +447,21 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		kiwi_rx_terminate_done(qp);
 		break;
 	default:
-		if (rx->last)
+		if (rx->fr.last)
 			kiwi_rx_send_done(qp);
 		break;
 	}
 }
 
-/* Control word in: check it and size this FPDU. */
-static int kiwi_rx_ctrl(struct kiwi_qp *qp)
-{
-	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_ctrl_check c = kiwi_check_ctrl(&rx->hdr.ctrl);
-	u32 fpdu = be16_to_cpu(rx->hdr.ctrl.mpa_len) + KIWI_MPA_HDR_LEN;
-
-	if (!c.ok)
-		return kiwi_rx_fail(qp, c.layer, c.etype, c.ecode);
-	rx->op = c.op;
-	rx->last = be16_to_cpu(rx->hdr.ctrl.ddp_rdmap) & KIWI_DDP_LAST;
-	rx->hdr_len = c.hdr_len;
-	rx->data_rem = fpdu - c.hdr_len;
-	rx->trail_need = kiwi_mpa_pad(fpdu) + KIWI_MPA_CRC_LEN;
-	return 0;
-}
-
+/* Pad and CRC are in: check the CRC, then deliver what the FPDU completes. */
 static int kiwi_rx_trailer_done(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	u32 crc_at = rx->trail_need - KIWI_MPA_CRC_LEN;
 
 	if (qp->crc) {
-		rx->crc = kiwi_crc32c(rx->crc, rx->trail, crc_at);
-		if (get_unaligned_le32(rx->trail + crc_at) != ~rx->crc) {
+		rx->crc = kiwi_crc32c(rx->crc, rx->fr.trail,
+				      kiwi_fr_pad_len(&rx->fr));
+		if (kiwi_fr_crc(&rx->fr) != ~rx->crc) {
 			kiwi_stat_add(qp->kdev, KIWI_STAT_RX_CRC_ERR, 1);
 			return kiwi_rx_fail(qp, KIWI_TL_LLP, 0,
 					    KIWI_LC_MPA_CRC);
@@ -479,65 +469,53 @@ static int kiwi_rx_trailer_done(struct kiwi_qp *qp)
 	}
 	kiwi_stat_add(qp->kdev, KIWI_STAT_RX_FPDUS, 1);
 	kiwi_rx_end(qp);
-	rx->hdr_got = 0;
-	rx->hdr_len = 0;
-	rx->trail_got = 0;
 	rx->crc = ~0U;
 	return 0;
 }
 
 /*
- * Consume up to @len bytes at @off of @skb; returns bytes consumed or a
- * negative errno once the stream is dead.
+ * Consume up to @len bytes at @off of @skb, as the framer's phase says;
+ * returns bytes consumed or a negative errno once the stream is dead.
  */
 static int kiwi_rx_step(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 			u32 len)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	u32 n;
+	struct kiwi_framer *fr = &rx->fr;
+	u32 n = kiwi_fr_want(fr, len);
 	int rv;
 
-	if (!rx->hdr_len || rx->hdr_got < rx->hdr_len) {
-		u32 want = rx->hdr_len ? rx->hdr_len :
-					 sizeof(struct kiwi_ctrl);
-
-		n = min(len, want - rx->hdr_got);
-		skb_copy_bits(skb, off, rx->hdr.raw + rx->hdr_got, n);
-		rx->hdr_got += n;
-		if (!rx->hdr_len && rx->hdr_got == sizeof(struct kiwi_ctrl)) {
-			rv = kiwi_rx_ctrl(qp);
-			if (rv)
-				return rv;
-		}
-		if (rx->hdr_len && rx->hdr_got == rx->hdr_len) {
-			if (qp->crc)
-				rx->crc = kiwi_crc32c(rx->crc, rx->hdr.raw,
-						 rx->hdr_len);
-			rv = kiwi_rx_begin(qp);
-			if (rv)
-				return rv;
-		}
-		return n;
-	}
-	if (rx->data_rem) {
-		n = min(len, rx->data_rem);
+	switch (fr->phase) {
+	case KIWI_FR_DATA:
 		rv = kiwi_rx_place(qp, skb, off, n);
 		if (rv)
 			return rv;
 		kiwi_stat_add(qp->kdev, KIWI_STAT_RX_BYTES, n);
-		rx->data_rem -= n;
-		return n;
+		break;
+	case KIWI_FR_DEAD:
+		return -EPROTO;
+	default:	/* header or trailer bytes: into the framer */
+		skb_copy_bits(skb, off, kiwi_fr_buf(fr), n);
+		break;
 	}
-	/* Pad and CRC. */
-	n = min(len, rx->trail_need - rx->trail_got);
-	skb_copy_bits(skb, off, rx->trail + rx->trail_got, n);
-	rx->trail_got += n;
-	if (rx->trail_got == rx->trail_need) {
+	switch (kiwi_fr_advance(fr, n)) {
+	case KIWI_FR_BAD_CTRL:
+		return kiwi_rx_fail(qp, fr->bad.layer, fr->bad.etype,
+				    fr->bad.ecode);
+	case KIWI_FR_HDR_DONE:
+		if (qp->crc)
+			rx->crc = kiwi_crc32c(rx->crc, fr->hdr.raw,
+					      fr->hdr_len);
+		rv = kiwi_rx_begin(qp);
+		break;
+	case KIWI_FR_FPDU_DONE:
 		rv = kiwi_rx_trailer_done(qp);
-		if (rv)
-			return rv;
+		break;
+	default:
+		rv = 0;
+		break;
 	}
-	return n;
+	return rv ? rv : n;
 }
 
 static int kiwi_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
@@ -698,6 +676,7 @@ void kiwi_rx_reset(struct kiwi_qp *qp)
 	int i;
 
 	memset(rx, 0, sizeof(*rx));
+	kiwi_fr_init(&rx->fr);
 	rx->crc = ~0U;
 	for (i = 0; i < KIWI_QN_COUNT; i++)
 		rx->msn[i] = 1;

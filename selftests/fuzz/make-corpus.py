@@ -64,3 +64,72 @@ put("fuzz_ctrl", "ddp-v2", ctrl(0, True, True, 100, ddpv=2))
 put("fuzz_ctrl", "rdmap-v0", ctrl(3, False, True, 100, rdmapv=0))
 put("fuzz_ctrl", "op-15", ctrl(15, False, True, 100))
 put("fuzz_ctrl", "send-tagged", ctrl(3, True, True, 100))
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def fpdu(op, last, hdr_rest, payload, bad_crc=False):
+    """One FPDU: MPA length, DDP/RDMAP header, payload, pad, CRC."""
+    body = ctrl(op, op in (0, 2), last, 2 + len(hdr_rest) + len(payload))
+    body = body[:2] + body[2:] + hdr_rest + payload
+    body += bytes((4 - len(body) % 4) % 4)
+    crc = crc32c(body) ^ (1 if bad_crc else 0)
+    return body + struct.pack("<I", crc)
+
+
+def untagged(qn, msn, mo, inv=0):
+    return struct.pack(">IIII", inv, qn, msn, mo)
+
+
+def tagged(stag, to):
+    return struct.pack(">IQ", stag, to)
+
+
+SEND = fpdu(3, True, untagged(0, 1, 0), b"hello, iwarp")
+WRITE = fpdu(0, True, tagged(0x1234, 0x1000), bytes(range(100)))
+READ = fpdu(1, True, untagged(1, 1, 0),
+            struct.pack(">IQIIQ", 0x1234, 0x1000, 4096, 0x5678, 0x2000))
+TERM = fpdu(7, True, untagged(2, 1, 0), struct.pack(">I", 0x01010000))
+MULTI = fpdu(3, False, untagged(0, 2, 0), bytes(1000)) + \
+    fpdu(3, True, untagged(0, 2, 1000), bytes(7))
+put("fuzz_framer", "send", b"\x07" + SEND)
+put("fuzz_framer", "write-read-send-term", b"\x2a" + WRITE + READ + SEND + TERM)
+put("fuzz_framer", "multi-segment-send", b"\x99" + MULTI)
+put("fuzz_framer", "bad-crc", b"\x01" + fpdu(3, True, untagged(0, 1, 0), b"x",
+                                             bad_crc=True))
+put("fuzz_framer", "truncated", b"\x03" + (WRITE + SEND)[:-5])
+put("fuzz_framer", "ulpdu-too-short", b"\x05" + ctrl(0, True, True, 3) + bytes(8))
+put("fuzz_framer", "zero-payload-write", b"\x11" + fpdu(0, True, tagged(1, 0), b""))
+
+
+def usqe(wr_id, opcode, flags, num_sge, length=0, rkey=0, inv=0, raddr=0):
+    return struct.pack("<QBBBBIIIQ", wr_id, opcode, flags, num_sge, 0,
+                       length, rkey, inv, raddr)
+
+
+def usge(addr, length, lkey):
+    return struct.pack("<QII", addr, length, lkey)
+
+
+# fuzz_wqe: byte 0 = limits (max_sge | inline index << 4), byte 1 = kind
+# (bit 0 send, bit 1 READ, bit 2 odd stride), then the slot.
+put("fuzz_wqe", "send-2sge", bytes([0x32, 1]) + usqe(1, 0, 1, 2) +
+    usge(0x1000, 100, 7) + usge(0x2000, 200, 7))
+put("fuzz_wqe", "send-inline", bytes([0x42, 1]) + usqe(2, 0, 9, 0, 60) +
+    bytes(range(60)))
+put("fuzz_wqe", "read-1sge", bytes([0x01, 3]) + usqe(3, 3, 1, 1, 0, 9, 0,
+                                                       0x4000) +
+    usge(0x1000, 4096, 7))
+put("fuzz_wqe", "send-len-overflow", bytes([0x02, 1]) + usqe(4, 0, 1, 2) +
+    usge(0, 0xffffffff, 1) + usge(0, 2, 1))
+put("fuzz_wqe", "recv-8sge", bytes([0x08, 0]) + struct.pack("<QII", 5, 8, 0) +
+    b"".join(usge(i << 12, 512, 3) for i in range(8)))
+put("fuzz_wqe", "recv-too-many", bytes([0x02, 0]) +
+    struct.pack("<QII", 6, 3, 0) + usge(0, 1, 1) * 3)

@@ -12,7 +12,10 @@
 # registration (IB_WR_REG_MR, LOCAL_INV, remote invalidation) and
 # rdma_rw's READ-with-invalidate.  The data written through the host is
 # read back and compared, with O_DIRECT so the block layer's cache
-# cannot answer.  TAP 13, plan line last.
+# cannot answer; then fio writes random-sized blocks and verifies each
+# (crc32c), once on a clean network and once under netem (loss,
+# duplication, reordering on lo, which carries both ends' traffic).
+# TAP 13, plan line last.
 set -u
 
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -112,6 +115,43 @@ if dd if="$TMPD/data" of="/dev/$dev" bs=4k count=256 seek=4096 \
 	ok "nvme-rdma: 256 x 4 KiB written and read back intact"
 else
 	notok "nvme-rdma: 256 x 4 KiB written and read back intact"
+fi
+
+# fio_verify LABEL ARGS...: a bounded fio job on the NVMe device that
+# writes, then reads back and checks every block (crc32c per block).
+fio_verify() {
+	local label=$1
+	shift
+	if timeout 300 fio --name=kiwi --filename="/dev/$dev" --direct=1 \
+		--ioengine=libaio --size=32M --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 --output="$TMPD/fio" "$@" >"$TMPD/fio.err" 2>&1; then
+		ok "$label ($(awk -F'[ ,]+' '/^ *(READ|WRITE):/ { printf "%s %s ", $2, $3 }' "$TMPD/fio"))"
+	else
+		notok "$label (fio exit $?)"
+		tail -n 20 "$TMPD/fio" "$TMPD/fio.err" | diag
+		dmesg | grep -v kiwi-initramfs | tail -20 | diag
+	fi
+}
+
+fio_verify "nvme-rdma: fio random 4 KiB..128 KiB writes, every block verified" \
+	--rw=randwrite --bsrange=4k-128k --iodepth=16
+# A bad network under the same job: both ends are local, so all of it
+# goes through lo.  TCP repairs loss, duplication and reordering; the
+# data must come out intact and no queue may fail.
+if tc qdisc add dev lo root netem delay 2ms 1ms loss 1% duplicate 1% \
+	reorder 25% 50% >"$TMPD/tc" 2>&1; then
+	fio_verify "nvme-rdma under netem (1% loss, 1% duplication, 25% reordering): fio verify" \
+		--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=8M
+	tc qdisc del dev lo root
+	if dmesg | grep -qE 'nvme.*(reconnect|I/O.*timeout|error recovery)'; then
+		notok "nvme-rdma under netem: no controller error recovery"
+		dmesg | grep -E 'nvme' | tail -10 | diag
+	else
+		ok "nvme-rdma under netem: no controller error recovery"
+	fi
+else
+	notok "netem on lo"
+	diag "$TMPD/tc"
 fi
 
 # A kernel consumer's QP cannot be bound to a connection by a process:
