@@ -392,8 +392,8 @@ static u32 kiwi_tx_max_payload(struct kiwi_qp *qp, struct socket *sock,
 
 /* ---- FPDU headers ---- */
 
-static void kiwi_hdr_tagged(struct kiwi_qp *qp, u8 op, bool last, u32 stag,
-			    u64 to)
+static void kiwi_tx_hdr_tagged(struct kiwi_qp *qp, u8 op, bool last,
+			       u32 stag, u64 to)
 {
 	struct kiwi_hdr_tagged *h = (void *)kiwi_tx_slot(qp);
 
@@ -402,8 +402,8 @@ static void kiwi_hdr_tagged(struct kiwi_qp *qp, u8 op, bool last, u32 stag,
 	h->to = cpu_to_be64(to);
 }
 
-static void kiwi_hdr_untagged(struct kiwi_qp *qp, u8 op, bool last, u32 qn,
-			      u32 msn, u32 mo, u32 inv)
+static void kiwi_tx_hdr_untagged(struct kiwi_qp *qp, u8 op, bool last,
+				 u32 qn, u32 msn, u32 mo, u32 inv)
 {
 	struct kiwi_hdr_untagged *h = (void *)kiwi_tx_slot(qp);
 
@@ -445,14 +445,14 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 		bool last = sqe->sent + len == sqe->bytes;
 
 		if (tagged)
-			kiwi_hdr_tagged(qp, op, last, sqe->rkey,
-					sqe->raddr + sqe->sent);
+			kiwi_tx_hdr_tagged(qp, op, last, sqe->rkey,
+					   sqe->raddr + sqe->sent);
 		else
-			kiwi_hdr_untagged(qp, op, last, KIWI_QN_SEND,
-					  qp->tx_msn[KIWI_QN_SEND], sqe->sent,
-					  op == KIWI_OP_SEND_INV ||
-					  op == KIWI_OP_SEND_SE_INV ?
-					  sqe->ex : 0);
+			kiwi_tx_hdr_untagged(qp, op, last, KIWI_QN_SEND,
+					     qp->tx_msn[KIWI_QN_SEND], sqe->sent,
+					     op == KIWI_OP_SEND_INV ||
+					     op == KIWI_OP_SEND_SE_INV ?
+					     sqe->ex : 0);
 		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, sqe->sent, len,
 				  !last);
 		if (rv)
@@ -473,8 +473,8 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp, struct socket *sock,
 		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
 	struct kiwi_src none = { .qp = qp };
 
-	kiwi_hdr_untagged(qp, KIWI_OP_READ_REQ, true, KIWI_QN_READ_REQ,
-			  qp->tx_msn[KIWI_QN_READ_REQ]++, 0, 0);
+	kiwi_tx_hdr_untagged(qp, KIWI_OP_READ_REQ, true, KIWI_QN_READ_REQ,
+			     qp->tx_msn[KIWI_QN_READ_REQ]++, 0, 0);
 	rr->sink_stag = cpu_to_be32(sink_stag);
 	rr->sink_to = cpu_to_be64(sink_to);
 	rr->size = cpu_to_be32(len);
@@ -509,8 +509,8 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 		u32 len = min(seg, e->len - e->sent);
 		bool last = e->sent + len == e->len;
 
-		kiwi_hdr_tagged(qp, KIWI_OP_READ_RESP, last, e->sink_stag,
-				e->sink_to + e->sent);
+		kiwi_tx_hdr_tagged(qp, KIWI_OP_READ_RESP, last, e->sink_stag,
+				   e->sink_to + e->sent);
 		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, e->sent, len,
 				  !last);
 		if (rv)
@@ -542,8 +542,8 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 		kiwi_stat_add(qp->kdev, by_layer[layer], 1);
 	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			     true, ctrl);
-	kiwi_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
-			  qp->tx_msn[KIWI_QN_TERMINATE]++, 0, 0);
+	kiwi_tx_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
+			     qp->tx_msn[KIWI_QN_TERMINATE]++, 0, 0);
 	t->ctrl = cpu_to_be32(ctrl);
 	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_TERMINATE), &none,
 			    0, 0, false);
@@ -560,12 +560,12 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 		WRITE_ONCE(qp->rx.orq_skip, 1);
 		return kiwi_tx_read_req(qp, sock, 0, 0, 0, 0, 0);
 	case KIWI_MPA_RTR_SEND:
-		kiwi_hdr_untagged(qp, KIWI_OP_SEND, true, KIWI_QN_SEND,
-				  qp->tx_msn[KIWI_QN_SEND]++, 0, 0);
+		kiwi_tx_hdr_untagged(qp, KIWI_OP_SEND, true, KIWI_QN_SEND,
+				     qp->tx_msn[KIWI_QN_SEND]++, 0, 0);
 		return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_SEND),
 				    &none, 0, 0, false);
 	default:
-		kiwi_hdr_tagged(qp, KIWI_OP_WRITE, true, 0, 0);
+		kiwi_tx_hdr_tagged(qp, KIWI_OP_WRITE, true, 0, 0);
 		return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_WRITE),
 				    &none, 0, 0, false);
 	}

@@ -192,9 +192,7 @@ struct Srq {
 	verbs_srq vsrq;
 	uint32_t srq_id;
 	uint32_t max_sge;
-	// ibv_modify_srq(IBV_SRQ_MAX_WR) may grow the queue while another
-	// thread posts, hence atomic.
-	std::atomic<uint32_t> depth;
+	uint32_t depth = 0;	// fixed: the kernel cannot resize an SRQ
 	std::mutex lock;
 	Mapping map;
 	Producer prod;

@@ -243,7 +243,7 @@ int Srq::attach(int cmd_fd, const kiwi_uresp_create_srq &resp) noexcept
 
 int Srq::post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept
 {
-	const QueueLimits lim{depth.load(std::memory_order_relaxed), max_sge, 0};
+	const QueueLimits lim{depth, max_sge, 0};
 
 	if (int err = validate_recv_chain(wr, lim, bad))
 		return err;
@@ -580,18 +580,9 @@ int modify_srq(ibv_srq *ibsrq, ibv_srq_attr *attr, int attr_mask) noexcept
 {
 	struct ibv_modify_srq cmd {};
 
-	if (int err = ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd,
-					 sizeof(cmd)))
-		return err;
-	if (attr_mask & IBV_SRQ_MAX_WR) {
-		// The kernel may round the new size; learn the real one.
-		ibv_srq_attr now{};
-
-		if (query_srq(ibsrq, &now) == 0)
-			Srq::from(ibsrq)->depth.store(now.max_wr,
-						      std::memory_order_relaxed);
-	}
-	return 0;
+	// Only srq_limit can change: the kernel refuses IBV_SRQ_MAX_WR
+	// (EOPNOTSUPP), so the ring never changes size under us.
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
 }
 
 int destroy_srq(ibv_srq *srq) noexcept

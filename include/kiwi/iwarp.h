@@ -279,8 +279,10 @@ struct kiwi_ctrl_check {
 };
 
 /*
- * Validate the first four bytes of an FPDU.  @ulpdu_len is the MPA
- * length (DDP header + payload, excluding MPA length, pad and CRC).
+ * Validate the first four bytes of an FPDU: the MPA length (of the ULPDU:
+ * DDP/RDMAP header and payload, without the length field itself, pad and
+ * CRC) and the DDP/RDMAP control word.  On success, hdr_len is the
+ * opcode's whole header, the 2-byte MPA length included.
  */
 static inline struct kiwi_ctrl_check
 kiwi_check_ctrl(const struct kiwi_ctrl *c)

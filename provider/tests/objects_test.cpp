@@ -44,7 +44,7 @@ TEST(Objects, CreatedZeroed)
 	EXPECT_EQ(qp->vqp.comp_mask, 0u);
 	EXPECT_EQ(qp->sq.depth, 0u);
 	auto srq = std::make_unique<Srq>();
-	EXPECT_EQ(srq->depth.load(), 0u);
+	EXPECT_EQ(srq->depth, 0u);
 }
 
 TEST(Objects, HandOverAndTakeBack)
