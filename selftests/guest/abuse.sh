@@ -57,6 +57,13 @@
 #                 the other cases and the unload still work
 #   stag_random   64 registrations in a row get STag indices that are not
 #                 a sequence (a peer cannot guess the next or a live one)
+#   teardown      70 connections, each torn down from all sides at once:
+#                 a WRITE the peer answers with TERMINATE, modify to SQD
+#                 and rdma_disconnect from three threads (or in turn, in
+#                 every order), or destroy with a 64 KiB WRITE in flight;
+#                 every verb returns, the QP ends in ERR, the WRITE
+#                 completes exactly once, and afterwards no QP, endpoint
+#                 or TCP socket of them is left
 #   unload        `rdma link del` while a process holds the device open
 #                 (it is disassociated) and 8 half-open connections are
 #                 up, then `modprobe -r kiwi`
@@ -83,7 +90,7 @@ START=$SECONDS
 
 setup() {
 	local p
-	for p in qpsteal victim fpdu_peer cqover scribble; do
+	for p in qpsteal victim fpdu_peer cqover scribble teardown; do
 		[ -x "$BIN/$p" ] || { echo "$BIN/$p missing (make)"; return 1; }
 	done
 	modprobe kiwi || return 1
@@ -463,6 +470,41 @@ case_no_leaks() {
 	fi
 }
 
+# teardown: 70 rounds of one QP torn down from all sides at once (a
+# WRITE the peer TERMINATEs, modify to SQD, rdma_disconnect, destroy with
+# a WRITE in flight) against a victim that accepts everything; then no
+# QP, endpoint or TCP socket of them may be left.
+kiwi_qps() {
+	rdma resource show qp 2>/dev/null | grep -c 'link kiwi[01]/'
+}
+
+case_teardown() {
+	local vpid rc=0 e0 t0 e1 t1 q1 why=
+	e0=$(ep_count)
+	t0=$(tcp_objs)
+	B timeout 400 "$BIN/victim" -a $SRV -p 7406 -l 380 >"$TMPD/v" 2>&1 &
+	vpid=$!
+	wait_port $SRV 7406
+	A timeout 360 "$BIN/teardown" -a $SRV -p 7406 -n 70 >"$TMPD/p" 2>&1 ||
+		rc=$?
+	kill $vpid 2>/dev/null
+	wait $vpid 2>/dev/null
+	for _ in $(seq 1 60); do
+		e1=$(ep_count)
+		t1=$(tcp_objs)
+		q1=$(kiwi_qps)
+		[ "$e1" -le "$e0" ] && [ "$t1" -le "$t0" ] && [ "$q1" -eq 0 ] && break
+		sleep 0.5
+	done
+	grep -h '^teardown:' "$TMPD/p" | sed 's/^/# /'
+	if [ "$e1" -gt "$e0" ] || [ "$t1" -gt "$t0" ] || [ "$q1" -ne 0 ]; then
+		why=" (left: endpoints $e0 -> $e1, TCP sockets $t0 -> $t1, kiwi QPs $q1)"
+		rc=1
+	fi
+	verdict "teardown: 70 connections torn down by a TERMINATE, SQD, disconnect and destroy racing; final states right, nothing left$why" \
+		$rc "$TMPD/p" "$TMPD/v"
+}
+
 # only FUNC ARGS...: run a case, unless KIWI_ABUSE_ONLY (a comma list of
 # case functions, e.g. case_trace,peer_case) leaves it out.
 only() {
@@ -492,6 +534,7 @@ only peer_case ring_scribble 7405 "-t 40" "-t 10" \
 	"10 s of garbage in the process's own rings while it posts: kernel unharmed" scribble
 grep -hs '^scribble' "$TMPD/p" | sed 's/^/# /'
 only case_stag_random
+only case_teardown
 only start_hold
 only case_unload
 only finish_hold
