@@ -126,8 +126,7 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  */
 static bool kiwi_ucq_used(struct kiwi_cq *cq, u32 *used)
 {
-	*used = cq->tail - smp_load_acquire(&cq->uring.ctl->cons);
-	return *used <= cq->uring.size;
+	return kiwi_ring_unconsumed(&cq->uring, cq->tail, used);
 }
 
 /*
@@ -157,8 +156,9 @@ static int kiwi_ucq_resize(struct kiwi_cq *cq, u32 size,
 		memcpy(kiwi_ring_slot(&nr, i),
 		       kiwi_ring_slot(&cq->uring, cons + i),
 		       sizeof(struct kiwi_ucqe));
-	nr.ctl->flags = cq->uring.ctl->flags & KIWI_RING_F_OVERFLOW;
-	nr.ctl->prod = used;
+	kiwi_ring_set_flags(&nr, kiwi_ring_flags(&cq->uring) &
+				 KIWI_RING_F_OVERFLOW);
+	kiwi_ring_produced(&nr, used);
 	old = cq->uring;
 	cq->uring = nr;
 	cq->tail = used;
@@ -253,7 +253,7 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	else if (!cq->armed)
 		cq->armed = IB_CQ_SOLICITED;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
-	    (cq->uring.buf ? cq->tail != READ_ONCE(cq->uring.ctl->cons) :
+	    (cq->uring.buf ? !kiwi_ring_drained(&cq->uring, cq->tail) :
 			     cq->count))
 		rv = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
@@ -289,7 +289,7 @@ static bool kiwi_ucq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
 
 	lockdep_assert_held(&cq->lock);
 	if (!kiwi_ucq_used(cq, &used) || used == cq->uring.size) {
-		WRITE_ONCE(cq->uring.ctl->flags, KIWI_RING_F_OVERFLOW);
+		kiwi_ring_set_flags(&cq->uring, KIWI_RING_F_OVERFLOW);
 		return false;
 	}
 	if (cqe->flags & IB_WC_WITH_INVALIDATE) {
@@ -297,7 +297,7 @@ static bool kiwi_ucq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
 		u.inv_rkey = cqe->ex;
 	}
 	memcpy(kiwi_ring_slot(&cq->uring, cq->tail), &u, sizeof(u));
-	smp_store_release(&cq->uring.ctl->prod, ++cq->tail);
+	kiwi_ring_produced(&cq->uring, ++cq->tail);
 	return true;
 }
 

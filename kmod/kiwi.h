@@ -113,6 +113,66 @@ static inline void *kiwi_ring_slot(const struct kiwi_ring *r, u32 idx)
 	       (size_t)(idx & (r->size - 1)) * r->stride;
 }
 
+/*
+ * The ring's shared indices and status words are touched only through
+ * these and ring.c (kiwi_ring_avail()): each index has one writer (the
+ * table in kiwi-abi.h), published with release semantics after the
+ * slots it covers, and read with acquire semantics before the slots.
+ * The other side is a process and may write anything at any time, so
+ * every value read here is bounded by the caller before use.
+ */
+
+/* We consumed up to @cons (SQ, RQ, SRQ): the slots are the producer's. */
+static inline void kiwi_ring_consumed(struct kiwi_ring *r, u32 cons)
+{
+	smp_store_release(&r->ctl->cons, cons);
+}
+
+/* We produced up to @prod (CQ; a kernel QP's own SQ and RQ). */
+static inline void kiwi_ring_produced(struct kiwi_ring *r, u32 prod)
+{
+	smp_store_release(&r->ctl->prod, prod);
+}
+
+/* The producer index of a ring we produce into: ours, so no barrier. */
+static inline u32 kiwi_ring_own_prod(const struct kiwi_ring *r)
+{
+	return r->ctl->prod;
+}
+
+/*
+ * Entries of a ring we produce into that the consumer has not taken,
+ * given our @prod; false for a consumer index that cannot be true.
+ */
+static inline bool kiwi_ring_unconsumed(const struct kiwi_ring *r, u32 prod,
+					u32 *n)
+{
+	*n = prod - smp_load_acquire(&r->ctl->cons);
+	return *n <= r->size;
+}
+
+/* Whether the consumer has caught up with @prod (no barrier: a hint). */
+static inline bool kiwi_ring_drained(const struct kiwi_ring *r, u32 prod)
+{
+	return READ_ONCE(r->ctl->cons) == prod;
+}
+
+static inline void kiwi_ring_set_flags(struct kiwi_ring *r, u32 flags)
+{
+	WRITE_ONCE(r->ctl->flags, flags);
+}
+
+static inline u32 kiwi_ring_flags(const struct kiwi_ring *r)
+{
+	return READ_ONCE(r->ctl->flags);
+}
+
+/* SQ rings also tell the provider the QP state (enum kiwi_uqp_state). */
+static inline void kiwi_ring_set_qp_state(struct kiwi_ring *r, u32 state)
+{
+	WRITE_ONCE(r->ctl->qp_state, state);
+}
+
 struct kiwi_pd {
 	struct ib_pd ibpd;
 };

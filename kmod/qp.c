@@ -55,12 +55,11 @@ static u32 kiwi_rq_stride(u32 max_sge)
  */
 static void kiwi_qp_publish_state(struct kiwi_qp *qp)
 {
-	struct kiwi_ring_ctl *ctl = qp->sq_ring.ctl;
 	enum kiwi_qp_state state = READ_ONCE(qp->state);
 
-	WRITE_ONCE(ctl->qp_state, state);
+	kiwi_ring_set_qp_state(&qp->sq_ring, state);
 	if (state != KIWI_QP_RTS)
-		WRITE_ONCE(ctl->flags, 0);
+		kiwi_ring_set_flags(&qp->sq_ring, 0);
 	smp_mb();
 }
 
@@ -214,7 +213,7 @@ static void kiwi_sq_advance(struct kiwi_qp *qp)
 {
 	lockdep_assert_held(&qp->sq_lock);
 	qp->sq_head++;
-	smp_store_release(&qp->sq_ring.ctl->cons, qp->sq_head);
+	kiwi_ring_consumed(&qp->sq_ring, qp->sq_head);
 }
 
 static const u8 kiwi_uwr_to_ib[KIWI_UWR_NUM_OPCODES] = {
@@ -329,7 +328,7 @@ static void kiwi_qp_flush_rq(struct kiwi_qp *qp)
 		u64 wr_id = kiwi_rq_wr_id(&qp->rq_ring, qp->rq_head);
 
 		qp->rq_head++;
-		smp_store_release(&qp->rq_ring.ctl->cons, qp->rq_head);
+		kiwi_ring_consumed(&qp->rq_ring, qp->rq_head);
 		kiwi_rq_complete(qp, wr_id, IB_WC_WR_FLUSH_ERR);
 	}
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
@@ -548,18 +547,17 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
  */
 static bool kiwi_sq_go_idle(struct kiwi_qp *qp)
 {
-	struct kiwi_ring_ctl *ctl = qp->sq_ring.ctl;
 	bool sane;
 
 	lockdep_assert_held(&qp->sq_lock);
 
 	if (!qp->user)
 		return true;
-	WRITE_ONCE(ctl->flags, 0);
+	kiwi_ring_set_flags(&qp->sq_ring, 0);
 	smp_mb();
 	if (kiwi_sq_posted(qp, &sane) <= qp->sq_tx && sane)
 		return true;
-	WRITE_ONCE(ctl->flags, KIWI_RING_F_BUSY);
+	kiwi_ring_set_flags(&qp->sq_ring, KIWI_RING_F_BUSY);
 	return false;
 }
 
@@ -704,7 +702,7 @@ static bool kiwi_qp_take_own_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
 				       rqe);
 
 		qp->rq_head++;
-		smp_store_release(&r->ctl->cons, qp->rq_head);
+		kiwi_ring_consumed(r, qp->rq_head);
 		if (rv)		/* the caller fails the QP: no buffer */
 			kiwi_rq_complete(qp, rqe->wr_id, IB_WC_LOC_QP_OP_ERR);
 		ok = !rv;
@@ -738,7 +736,7 @@ static bool kiwi_qp_take_srq_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
 		int rv = kiwi_rqe_load(r, srq->head, srq->max_sge, rqe);
 
 		srq->head++;
-		smp_store_release(&r->ctl->cons, srq->head);
+		kiwi_ring_consumed(r, srq->head);
 		if (rv)
 			kiwi_rq_complete(qp, rqe->wr_id, IB_WC_LOC_QP_OP_ERR);
 		ok = !rv;
@@ -877,7 +875,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	kiwi_qp_state_event(qp, KIWI_QP_IDLE, KIWI_QP_RTS);
 	kiwi_qp_publish_state(qp);
 	/* WQEs posted before the connection are sent now. */
-	WRITE_ONCE(qp->sq_ring.ctl->flags, KIWI_RING_F_BUSY);
+	kiwi_ring_set_flags(&qp->sq_ring, KIWI_RING_F_BUSY);
 	kiwi_tx_start(qp);
 out:
 	mutex_unlock(&qp->state_lock);
@@ -1328,7 +1326,7 @@ static int kiwi_qp_doorbell(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	}
 	switch (READ_ONCE(qp->state)) {
 	case KIWI_QP_RTS:
-		WRITE_ONCE(qp->sq_ring.ctl->flags, KIWI_RING_F_BUSY);
+		kiwi_ring_set_flags(&qp->sq_ring, KIWI_RING_F_BUSY);
 		kiwi_tx_now(qp);
 		return 0;
 	case KIWI_QP_TERMINATE:
@@ -1454,7 +1452,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (; wr; wr = wr->next) {
-		u32 prod = r->ctl->prod;
+		u32 prod = kiwi_ring_own_prod(r);
 
 		if (prod - qp->sq_head == r->size) {
 			rv = -ENOMEM;
@@ -1463,7 +1461,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		rv = kiwi_usqe_from_wr(qp, wr, kiwi_ring_slot(r, prod));
 		if (rv)
 			break;
-		smp_store_release(&r->ctl->prod, prod + 1);
+		kiwi_ring_produced(r, prod + 1);
 		kick = true;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
@@ -1482,7 +1480,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 static int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr,
 			  u32 max_sge, const struct ib_recv_wr *wr)
 {
-	u32 prod = r->ctl->prod;
+	u32 prod = kiwi_ring_own_prod(r);
 	u8 *w = kiwi_ring_slot(r, prod);
 	struct kiwi_usge *sge = (void *)(w + sizeof(struct kiwi_urqe));
 	struct kiwi_urqe h = {
@@ -1501,7 +1499,7 @@ static int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr,
 		sge[i].lkey = wr->sg_list[i].lkey;
 	}
 	memcpy(w, &h, sizeof(h));
-	smp_store_release(&r->ctl->prod, prod + 1);
+	kiwi_ring_produced(r, prod + 1);
 	return 0;
 }
 
