@@ -365,7 +365,8 @@ static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 static void kiwi_rx_send_done(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	bool inv = rx->fr.op == KIWI_OP_SEND_INV || rx->fr.op == KIWI_OP_SEND_SE_INV;
+	const struct kiwi_op_desc *d = kiwi_op(rx->fr.op);
+	bool inv = d->invalidate;
 	u8 status = IB_WC_SUCCESS;
 
 	if (inv && kiwi_mem_invalidate(qp, rx->inv_stag))
@@ -377,7 +378,7 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 	rx->msn[KIWI_QN_SEND]++;
 	kiwi_rx_complete(qp, status, inv ? IB_WC_WITH_INVALIDATE : 0,
 			 inv ? rx->inv_stag : 0,
-			 rx->fr.op == KIWI_OP_SEND_SE || rx->fr.op == KIWI_OP_SEND_SE_INV);
+			 d->solicited);
 }
 
 static void kiwi_rx_read_req_done(struct kiwi_qp *qp)

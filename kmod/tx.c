@@ -450,8 +450,7 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 		else
 			kiwi_tx_hdr_untagged(qp, op, last, KIWI_QN_SEND,
 					     qp->tx_msn[KIWI_QN_SEND], sqe->sent,
-					     op == KIWI_OP_SEND_INV ||
-					     op == KIWI_OP_SEND_SE_INV ?
+					     kiwi_op(op)->invalidate ?
 					     sqe->ex : 0);
 		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, sqe->sent, len,
 				  !last);

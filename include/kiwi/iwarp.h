@@ -229,32 +229,58 @@ static inline __u32 kiwi_term_ctrl(__u8 layer, __u8 etype, __u8 ecode)
 	       (__u32)ecode << KIWI_TERM_ECODE_SHIFT;
 }
 
-/* Size of the DDP/RDMAP header (after the 2-byte MPA length) per opcode. */
+/*
+ * What RFC 5040 (section 4, table 2) and RFC 5041 fix for each RDMAP
+ * opcode: the one table the header checks here, the receive path and the
+ * transmit path read.
+ */
+struct kiwi_op_desc {
+	__u8 hdr_len;		/* MPA length field + DDP/RDMAP header, with
+				 * a READ request's or TERMINATE's fixed part */
+	bool tagged;		/* DDP tagged buffer model */
+	__u8 qn;		/* untagged queue (enum kiwi_ddp_qn) */
+	bool single;		/* one segment only: L set on every FPDU */
+	bool solicited;		/* Solicited Event */
+	bool invalidate;	/* carries an STag for the peer to invalidate */
+};
+
+#define KIWI_HDR_U	sizeof(struct kiwi_hdr_untagged)
+static const struct kiwi_op_desc kiwi_op_descs[KIWI_OP_MAX] = {
+	[KIWI_OP_WRITE] = { .hdr_len = sizeof(struct kiwi_hdr_tagged),
+			    .tagged = true },
+	[KIWI_OP_READ_REQ] = { .hdr_len = KIWI_HDR_U +
+					  sizeof(struct kiwi_read_req),
+			       .qn = KIWI_QN_READ_REQ, .single = true },
+	[KIWI_OP_READ_RESP] = { .hdr_len = sizeof(struct kiwi_hdr_tagged),
+				.tagged = true },
+	[KIWI_OP_SEND] = { .hdr_len = KIWI_HDR_U, .qn = KIWI_QN_SEND },
+	[KIWI_OP_SEND_INV] = { .hdr_len = KIWI_HDR_U, .qn = KIWI_QN_SEND,
+			       .invalidate = true },
+	[KIWI_OP_SEND_SE] = { .hdr_len = KIWI_HDR_U, .qn = KIWI_QN_SEND,
+			      .solicited = true },
+	[KIWI_OP_SEND_SE_INV] = { .hdr_len = KIWI_HDR_U, .qn = KIWI_QN_SEND,
+				  .solicited = true, .invalidate = true },
+	[KIWI_OP_TERMINATE] = { .hdr_len = KIWI_HDR_U +
+					   sizeof(struct kiwi_term),
+				.qn = KIWI_QN_TERMINATE, .single = true },
+};
+#undef KIWI_HDR_U
+
+/* The table entry of a known opcode (callers check op < KIWI_OP_MAX). */
+static inline const struct kiwi_op_desc *kiwi_op(__u8 op)
+{
+	return &kiwi_op_descs[op < KIWI_OP_MAX ? op : KIWI_OP_WRITE];
+}
+
+/* Bytes of an opcode's header, MPA length included; 0 if unknown. */
 static inline __u32 kiwi_hdr_len(__u8 op)
 {
-	switch (op) {
-	case KIWI_OP_WRITE:
-	case KIWI_OP_READ_RESP:
-		return sizeof(struct kiwi_hdr_tagged);
-	case KIWI_OP_READ_REQ:
-		return sizeof(struct kiwi_hdr_untagged) +
-		       sizeof(struct kiwi_read_req);
-	case KIWI_OP_TERMINATE:
-		return sizeof(struct kiwi_hdr_untagged) +
-		       sizeof(struct kiwi_term);
-	case KIWI_OP_SEND:
-	case KIWI_OP_SEND_INV:
-	case KIWI_OP_SEND_SE:
-	case KIWI_OP_SEND_SE_INV:
-		return sizeof(struct kiwi_hdr_untagged);
-	default:
-		return 0;
-	}
+	return op < KIWI_OP_MAX ? kiwi_op_descs[op].hdr_len : 0;
 }
 
 static inline bool kiwi_op_tagged(__u8 op)
 {
-	return op == KIWI_OP_WRITE || op == KIWI_OP_READ_RESP;
+	return op < KIWI_OP_MAX && kiwi_op_descs[op].tagged;
 }
 
 static inline __u16 kiwi_ddp_rdmap(__u8 op, bool last)
@@ -322,9 +348,8 @@ kiwi_check_ctrl(const struct kiwi_ctrl *c)
 		r.ecode = 0;
 		return r;
 	}
-	/* Only the last segment of a READ request/TERMINATE is legal. */
-	if ((op == KIWI_OP_READ_REQ || op == KIWI_OP_TERMINATE) &&
-	    !(ctrl & KIWI_DDP_LAST)) {
+	/* A single-segment message's only FPDU must be its last. */
+	if (kiwi_op_descs[op].single && !(ctrl & KIWI_DDP_LAST)) {
 		r.layer = KIWI_TL_DDP;
 		r.etype = KIWI_DT_UNTAGGED;
 		r.ecode = KIWI_DC_U_INVALID_MO;
