@@ -511,6 +511,7 @@ static int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	struct sock *sk = ep->sock->sk;
 	int rv;
 
+	lockdep_assert_held(&ep->lock);	/* ep->lock, then the QP's */
 	kiwi_ep_cancel_timer(ep);
 	ep->qp->ird = max_t(u16, ep->ird, 1);
 	ep->qp->ord = max_t(u16, ep->ord, 1);
