@@ -63,6 +63,7 @@ enum kiwi_stat {
 	KIWI_STAT_CQ_OVERFLOW,		/* completions lost to a full CQ */
 	KIWI_STAT_QP_NOT_OWNER,		/* binds refused by kiwi_get_qp() */
 	KIWI_STAT_CM_HALF_OPEN_REFUSED,	/* connections reset: too many */
+	KIWI_STAT_QP_BAD_TRANSITION,	/* state changes refused as illegal */
 	KIWI_NSTATS
 };
 
@@ -360,9 +361,16 @@ struct kiwi_qp {
 	struct kref ref;		/* iw_cm and CM endpoint references */
 	struct completion freed;	/* last reference dropped */
 
-	struct mutex state_lock;	/* serialises state transitions */
-	enum kiwi_qp_state state;
-	enum ib_qp_state ib_state;	/* as reported by query_qp */
+	/*
+	 * The iWARP state (bits 0-7) and the IB state query_qp reports
+	 * (bits 8-15) in one word, so they change together: written only
+	 * by kiwi_qp_next(), read with kiwi_qp_state()/kiwi_qp_ib_state().
+	 * state_lock serialises the transitions that process context makes
+	 * with their side effects; the data path's (RTS or CLOSING to
+	 * TERMINATE) takes no lock and races them through the one cmpxchg.
+	 */
+	struct mutex state_lock;
+	u32 st;
 
 	struct kiwi_cq *scq;
 	struct kiwi_cq *rcq;
@@ -460,6 +468,18 @@ static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
 static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct kiwi_qp, ibqp);
+}
+
+#define KIWI_QP_ST(state, ib_state)	((u32)(state) | (u32)(ib_state) << 8)
+
+static inline enum kiwi_qp_state kiwi_qp_state(const struct kiwi_qp *qp)
+{
+	return READ_ONCE(qp->st) & 0xff;
+}
+
+static inline enum ib_qp_state kiwi_qp_ib_state(const struct kiwi_qp *qp)
+{
+	return READ_ONCE(qp->st) >> 8;
 }
 
 /*

@@ -55,7 +55,7 @@ static u32 kiwi_rq_stride(u32 max_sge)
  */
 static void kiwi_qp_publish_state(struct kiwi_qp *qp)
 {
-	enum kiwi_qp_state state = READ_ONCE(qp->state);
+	enum kiwi_qp_state state = kiwi_qp_state(qp);
 
 	kiwi_ring_set_qp_state(&qp->sq_ring, state);
 	if (state != KIWI_QP_RTS)
@@ -83,6 +83,54 @@ static void kiwi_qp_state_event(struct kiwi_qp *qp, int from, int to)
 			    from, to);
 	ibdev_dbg(qp->ibqp.device, "QP %u: %s -> %s\n", qp->ibqp.qp_num,
 		  kiwi_qp_state_names[from], kiwi_qp_state_names[to]);
+}
+
+#define KIWI_QPS(s)	BIT(KIWI_QP_##s)
+#define KIWI_QPS_ANY	(KIWI_QPS(IDLE) | KIWI_QPS(RTS) | KIWI_QPS(CLOSING) | \
+			 KIWI_QPS(TERMINATE) | KIWI_QPS(ERROR))
+
+/*
+ * The iWARP QP state machine (RFC 5040 section 6 and the verbs): where
+ * each state may go.  IDLE covers the IB states RESET, INIT and RTR
+ * (no connection yet), RTS is connected, CLOSING a graceful close
+ * (IB SQD) under way, TERMINATE a TERMINATE sent or received.  IDLE to
+ * IDLE moves among RESET, INIT and RTR; ERROR to ERROR repeats an error.
+ */
+static const u8 kiwi_qp_next_ok[] = {
+	[KIWI_QP_IDLE] = KIWI_QPS(IDLE) | KIWI_QPS(RTS) | KIWI_QPS(ERROR),
+	[KIWI_QP_RTS] = KIWI_QPS(CLOSING) | KIWI_QPS(TERMINATE) |
+			KIWI_QPS(ERROR),
+	[KIWI_QP_CLOSING] = KIWI_QPS(TERMINATE) | KIWI_QPS(ERROR) |
+			    KIWI_QPS(IDLE),
+	[KIWI_QP_TERMINATE] = KIWI_QPS(ERROR) | KIWI_QPS(IDLE),
+	[KIWI_QP_ERROR] = KIWI_QPS(ERROR) | KIWI_QPS(IDLE),
+};
+
+/*
+ * The one function that changes a QP's state: from any of the states in
+ * @from (a mask of KIWI_QPS()) to @to, with @ib_to as the IB state, in
+ * one atomic step.  Returns the state left, or -EAGAIN if the QP is not
+ * in @from (it moved first: a race the caller expects), or -EINVAL,
+ * counted, if the table forbids the move.  Any context.
+ */
+static int kiwi_qp_next(struct kiwi_qp *qp, unsigned int from,
+			enum kiwi_qp_state to, enum ib_qp_state ib_to)
+{
+	u32 old = READ_ONCE(qp->st);
+	enum kiwi_qp_state cur;
+
+	do {
+		cur = old & 0xff;
+		if (!(from & BIT(cur)))
+			return -EAGAIN;
+		if (!(kiwi_qp_next_ok[cur] & BIT(to))) {
+			kiwi_stat_add(qp->kdev, KIWI_STAT_QP_BAD_TRANSITION, 1);
+			return -EINVAL;
+		}
+	} while (!try_cmpxchg(&qp->st, &old, KIWI_QP_ST(to, ib_to)));
+	kiwi_qp_state_event(qp, cur, to);
+	kiwi_qp_publish_state(qp);
+	return cur;
 }
 
 static struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx)
@@ -776,18 +824,9 @@ static void kiwi_qp_fatal_event(struct kiwi_qp *qp)
 /* Leave RTS for good from the data path (any context). */
 static bool kiwi_qp_kill(struct kiwi_qp *qp)
 {
-	int from = KIWI_QP_RTS;
-
-	if (cmpxchg(&qp->state, KIWI_QP_RTS, KIWI_QP_TERMINATE) !=
-	    KIWI_QP_RTS) {
-		from = KIWI_QP_CLOSING;
-		if (cmpxchg(&qp->state, KIWI_QP_CLOSING, KIWI_QP_TERMINATE) !=
-		    KIWI_QP_CLOSING)
-			return false;
-	}
-	kiwi_qp_state_event(qp, from, KIWI_QP_TERMINATE);
-	WRITE_ONCE(qp->ib_state, IB_QPS_ERR);
-	kiwi_qp_publish_state(qp);
+	if (kiwi_qp_next(qp, KIWI_QPS(RTS) | KIWI_QPS(CLOSING),
+			 KIWI_QP_TERMINATE, IB_QPS_ERR) < 0)
+		return false;
 	kiwi_qp_flush_rq(qp);
 	return true;
 }
@@ -854,7 +893,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	int rv = 0;
 
 	mutex_lock(&qp->state_lock);
-	if (qp->state != KIWI_QP_IDLE || qp->ep) {
+	if (kiwi_qp_state(qp) != KIWI_QP_IDLE || qp->ep) {
 		rv = -EINVAL;
 		goto out;
 	}
@@ -870,10 +909,9 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	qp->rx_cpu = -1;
 	WRITE_ONCE(qp->sock, sock);
 	WRITE_ONCE(qp->ep, ep);
-	qp->ib_state = IB_QPS_RTS;
-	WRITE_ONCE(qp->state, KIWI_QP_RTS);
-	kiwi_qp_state_event(qp, KIWI_QP_IDLE, KIWI_QP_RTS);
-	kiwi_qp_publish_state(qp);
+	/* IDLE changes only under state_lock: this cannot fail. */
+	WARN_ON_ONCE(kiwi_qp_next(qp, KIWI_QPS(IDLE), KIWI_QP_RTS,
+				  IB_QPS_RTS) < 0);
 	/* WQEs posted before the connection are sent now. */
 	kiwi_ring_set_flags(&qp->sq_ring, KIWI_RING_F_BUSY);
 	kiwi_tx_start(qp);
@@ -895,12 +933,7 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 
 	mutex_lock(&qp->state_lock);
 	sock = qp->sock;
-	if (qp->state != KIWI_QP_ERROR) {
-		kiwi_qp_state_event(qp, qp->state, KIWI_QP_ERROR);
-		qp->state = KIWI_QP_ERROR;
-		qp->ib_state = IB_QPS_ERR;
-		kiwi_qp_publish_state(qp);
-	}
+	kiwi_qp_next(qp, KIWI_QPS_ANY, KIWI_QP_ERROR, IB_QPS_ERR);
 	mutex_unlock(&qp->state_lock);
 	if (!sock)
 		return;
@@ -1051,9 +1084,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	mutex_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
-	qp->state = KIWI_QP_IDLE;
 	/* An RNIC's QP starts in INIT (rdma-core tests.test_qp expects it). */
-	qp->ib_state = IB_QPS_INIT;
+	qp->st = KIWI_QP_ST(KIWI_QP_IDLE, IB_QPS_INIT);
 	qp->scq = to_kcq(attr->send_cq);
 	qp->rcq = to_kcq(attr->recv_cq);
 	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
@@ -1126,70 +1158,58 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 /* ---- state machine ---- */
 
-/* Under qp->state_lock. */
-static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
+/*
+ * modify_qp's state change, under qp->state_lock.  The iWARP rules: only
+ * the CM makes a QP RTS (a connection); SQD starts a graceful close;
+ * ERR aborts; RESET needs the connection wholly gone (receive path let
+ * go, kiwi_qp_unbind()).
+ */
+static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 {
-	enum ib_qp_state from = qp->ib_state;
+	enum ib_qp_state from = kiwi_qp_ib_state(qp);
+	int rv;
 
 	lockdep_assert_held(&qp->state_lock);
 
 	switch (to) {
 	case IB_QPS_RESET:
 		/* Not while a connection (its receive path) still holds it. */
-		if (qp->state == KIWI_QP_RTS || qp->sock || qp->ep)
+		if (qp->sock || qp->ep)
 			return -EINVAL;
-		kiwi_qp_state_event(qp, qp->state, KIWI_QP_IDLE);
-		qp->state = KIWI_QP_IDLE;
+		rv = kiwi_qp_next(qp, KIWI_QPS_ANY & ~KIWI_QPS(RTS),
+				  KIWI_QP_IDLE, IB_QPS_RESET);
+		if (rv < 0)
+			return -EINVAL;
 		qp->cq_overflow = false;
 		kiwi_rx_reset(qp);
 		kiwi_qp_reset_msn(qp);
-		break;
+		return 0;
 	case IB_QPS_INIT:
 	case IB_QPS_RTR:
 		if (from != IB_QPS_RESET && from != IB_QPS_INIT &&
 		    from != IB_QPS_RTR)
 			return -EINVAL;
-		kiwi_qp_state_event(qp, qp->state, KIWI_QP_IDLE);
-		qp->state = KIWI_QP_IDLE;
-		break;
+		rv = kiwi_qp_next(qp, KIWI_QPS(IDLE), KIWI_QP_IDLE, to);
+		return rv < 0 ? -EINVAL : 0;
 	case IB_QPS_RTS:
 		/* Only a connection (the CM) makes an iWARP QP RTS. */
-		if (qp->state != KIWI_QP_RTS)
-			return -EINVAL;
-		break;
+		return kiwi_qp_state(qp) == KIWI_QP_RTS ? 0 : -EINVAL;
 	case IB_QPS_SQD:
 		/*
 		 * librdmacm's rdma_disconnect() asks for SQD even when the
 		 * peer has already closed or the QP has failed: the
 		 * connection is going down as asked, so that is no error.
+		 * A TERMINATE racing this wins either way (kiwi_qp_next()).
 		 */
-		if (qp->state == KIWI_QP_CLOSING || qp->state == KIWI_QP_ERROR ||
-		    qp->state == KIWI_QP_TERMINATE)
-			return 0;
-		/*
-		 * The data path may move RTS (or CLOSING) to TERMINATE at any
-		 * moment, without this lock (kiwi_qp_kill(): state, then
-		 * ib_state ERR).  So ib_state goes first and the state by
-		 * cmpxchg: a TERMINATE before or after either wins, and
-		 * ib_state never reads SQD on a terminated QP.
-		 */
-		if (READ_ONCE(qp->state) != KIWI_QP_RTS)
+		rv = kiwi_qp_next(qp, KIWI_QPS(RTS), KIWI_QP_CLOSING,
+				  IB_QPS_SQD);
+		if (rv >= 0)
+			kiwi_cm_qp_closing(qp, false);
+		else if (kiwi_qp_state(qp) == KIWI_QP_IDLE)
 			return -EINVAL;
-		WRITE_ONCE(qp->ib_state, IB_QPS_SQD);
-		if (cmpxchg(&qp->state, KIWI_QP_RTS, KIWI_QP_CLOSING) !=
-		    KIWI_QP_RTS) {
-			/* Only a TERMINATE leaves RTS without this lock. */
-			WRITE_ONCE(qp->ib_state, IB_QPS_ERR);
-			return 0;
-		}
-		kiwi_qp_state_event(qp, KIWI_QP_RTS, KIWI_QP_CLOSING);
-		kiwi_cm_qp_closing(qp, false);
 		return 0;
 	case IB_QPS_ERR:
-		kiwi_qp_state_event(qp, qp->state, KIWI_QP_ERROR);
-		qp->state = KIWI_QP_ERROR;
-		qp->ib_state = to;
-		kiwi_qp_publish_state(qp);
+		kiwi_qp_next(qp, KIWI_QPS_ANY, KIWI_QP_ERROR, IB_QPS_ERR);
 		kiwi_qp_flush_rq(qp);
 		if (qp->sock)
 			kiwi_cm_qp_closing(qp, true);	/* SQ flushed then */
@@ -1199,16 +1219,6 @@ static int __kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 	default:
 		return -EINVAL;
 	}
-	qp->ib_state = to;
-	return 0;
-}
-
-static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
-{
-	int rv = __kiwi_qp_set_state(qp, to);
-
-	kiwi_qp_publish_state(qp);
-	return rv;
 }
 
 int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -1231,14 +1241,17 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EINVAL;
 
 	mutex_lock(&qp->state_lock);
-	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != qp->ib_state) {
+	if ((mask & IB_QP_CUR_STATE) &&
+	    attr->cur_qp_state != kiwi_qp_ib_state(qp)) {
 		rv = -EINVAL;
 		goto out;
 	}
 	if (mask & IB_QP_STATE) {
 		rv = kiwi_qp_set_state(qp, attr->qp_state);
-		if (rv)
+		if (rv) {
+			kiwi_stat_add(qp->kdev, KIWI_STAT_QP_BAD_TRANSITION, 1);
 			goto out;
+		}
 	}
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access = attr->qp_access_flags;
@@ -1259,8 +1272,8 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	memset(attr, 0, sizeof(*attr));
 	memset(init, 0, sizeof(*init));
 
-	attr->qp_state = qp->ib_state;
-	attr->cur_qp_state = qp->ib_state;
+	attr->qp_state = kiwi_qp_ib_state(qp);
+	attr->cur_qp_state = attr->qp_state;
 	attr->qp_access_flags = qp->access;
 	attr->cap = qp->cap;
 	attr->max_rd_atomic = qp->ord;
@@ -1324,7 +1337,7 @@ static int kiwi_qp_doorbell(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	switch (READ_ONCE(qp->state)) {
+	switch (kiwi_qp_state(qp)) {
 	case KIWI_QP_RTS:
 		kiwi_ring_set_flags(&qp->sq_ring, KIWI_RING_F_BUSY);
 		kiwi_tx_now(qp);
@@ -1437,7 +1450,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	enum kiwi_qp_state state = READ_ONCE(qp->state);
+	enum kiwi_qp_state state = kiwi_qp_state(qp);
 	struct kiwi_ring *r = &qp->sq_ring;
 	unsigned long flags;
 	bool kick = false;
@@ -1466,7 +1479,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (kick) {
-		if (READ_ONCE(qp->state) == KIWI_QP_RTS)
+		if (kiwi_qp_state(qp) == KIWI_QP_RTS)
 			kiwi_tx_kick(qp);
 		else if (!READ_ONCE(qp->sock))
 			kiwi_qp_flush_sq(qp);	/* errored: flush in order */
@@ -1517,7 +1530,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	for (; wr; wr = wr->next) {
 		spin_lock_irqsave(&qp->rq_lock, flags);
-		if (READ_ONCE(qp->state) == KIWI_QP_ERROR)
+		if (kiwi_qp_state(qp) == KIWI_QP_ERROR)
 			kiwi_rq_complete(qp, wr->wr_id, IB_WC_WR_FLUSH_ERR);
 		else
 			rv = kiwi_urqe_post(&qp->rq_ring, qp->rq_head,

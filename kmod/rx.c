@@ -248,7 +248,7 @@ static int kiwi_rx_begin(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
 
-	if (READ_ONCE(qp->state) != KIWI_QP_RTS) {
+	if (kiwi_qp_state(qp) != KIWI_QP_RTS) {
 		rx->dead = true;
 		return -ENOTCONN;
 	}

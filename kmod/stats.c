@@ -28,6 +28,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_NSTATS] = {
 	[KIWI_STAT_CQ_OVERFLOW] = { .name = "cq_overflows" },
 	[KIWI_STAT_QP_NOT_OWNER] = { .name = "qp_bind_refused" },
 	[KIWI_STAT_CM_HALF_OPEN_REFUSED] = { .name = "cm_half_open_refused" },
+	[KIWI_STAT_QP_BAD_TRANSITION] = { .name = "qp_illegal_transitions" },
 };
 
 int kiwi_stats_init(struct kiwi_device *kdev)

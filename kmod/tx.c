@@ -708,7 +708,7 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 		rv = kiwi_tx_send_rtr(qp, sock, qp->rtr_pending);
 		qp->rtr_pending = 0;
 	}
-	while (!rv && READ_ONCE(qp->state) == KIWI_QP_RTS &&
+	while (!rv && kiwi_qp_state(qp) == KIWI_QP_RTS &&
 	       !READ_ONCE(qp->term_pending)) {
 		if (inline_tx && READ_ONCE(qp->irq_count)) {
 			left = true;
@@ -842,7 +842,7 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 	bool ok;
 	int rv;
 
-	if (READ_ONCE(qp->state) != KIWI_QP_RTS ||
+	if (kiwi_qp_state(qp) != KIWI_QP_RTS ||
 	    READ_ONCE(qp->term_pending) || READ_ONCE(qp->rtr_pending) ||
 	    b->nbv || !sk->sk_socket ||
 	    sk_stream_wspace(sk) < KIWI_TX_INLINE_ROOM)

@@ -57,6 +57,9 @@
 #                 the other cases and the unload still work
 #   stag_random   64 registrations in a row get STag indices that are not
 #                 a sequence (a peer cannot guess the next or a live one)
+#   illegal_transition  a fresh QP asked for RTS (only a connection
+#                 makes an iWARP QP RTS), then ERR -> INIT: refused, the
+#                 state unchanged, counted (qp_illegal_transitions)
 #   teardown      70 connections, each torn down from all sides at once:
 #                 a WRITE the peer answers with TERMINATE, modify to SQD
 #                 and rdma_disconnect from three threads (or in turn, in
@@ -470,6 +473,53 @@ case_no_leaks() {
 	fi
 }
 
+# illegal_transition: a process asks a fresh QP (INIT) for RTS, which
+# only a connection may give an iWARP QP, then for INIT again from ERR:
+# both refused, the QP's state unchanged, and counted.
+case_illegal_transition() {
+	local before rc=0 why=
+	before=$(stat kiwi0 qp_illegal_transitions)
+	A /usr/bin/python3 - >"$TMPD/p" 2>&1 <<'PY' || rc=$?
+import sys
+import pyverbs.enums as e
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.pyverbs_error import PyverbsRDMAError
+
+ctx = Context(name="kiwi0")
+pd = PD(ctx)
+cq = CQ(ctx, 8)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+
+def ask(state, name):
+    a = QPAttr()
+    a.qp_state = state
+    try:
+        qp.modify(a, e.IBV_QP_STATE)
+    except PyverbsRDMAError as ex:
+        print("# %s refused: %s" % (name, ex))
+        return True
+    print("# %s accepted" % name)
+    return False
+
+def now():
+    return qp.query(e.IBV_QP_STATE)[0].qp_state
+
+ok = ask(e.IBV_QPS_RTS, "INIT -> RTS") and now() == e.IBV_QPS_INIT
+ok = ask(e.IBV_QPS_ERR, "INIT -> ERR") is False and ok
+ok = ask(e.IBV_QPS_INIT, "ERR -> INIT") and now() == e.IBV_QPS_ERR and ok
+sys.exit(0 if ok else 1)
+PY
+	cat "$TMPD/p"
+	why=$(counted kiwi0 qp_illegal_transitions "$before")
+	[ -z "$why" ] || rc=1
+	verdict "illegal_transition: INIT -> RTS and ERR -> INIT refused, state unchanged, counted in qp_illegal_transitions$why" \
+		$rc "$TMPD/p"
+}
+
 # teardown: 70 rounds of one QP torn down from all sides at once (a
 # WRITE the peer TERMINATEs, modify to SQD, rdma_disconnect, destroy with
 # a WRITE in flight) against a victim that accepts everything; then no
@@ -534,6 +584,7 @@ only peer_case ring_scribble 7405 "-t 40" "-t 10" \
 	"10 s of garbage in the process's own rings while it posts: kernel unharmed" scribble
 grep -hs '^scribble' "$TMPD/p" | sed 's/^/# /'
 only case_stag_random
+only case_illegal_transition
 only case_teardown
 only start_hold
 only case_unload
