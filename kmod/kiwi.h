@@ -17,6 +17,8 @@
 #include <rdma/ib_umem.h>
 #include <rdma/iw_cm.h>
 #include <rdma/kiwi-abi.h>
+#include <linux/log2.h>
+
 #include <kiwi/iwarp.h>
 #include <kiwi/framer.h>
 #include <kiwi/wqe.h>
@@ -568,6 +570,38 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp);
 void kiwi_qp_unbind(struct kiwi_qp *qp);
 void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
 		    const struct kiwi_cqe *cqe, bool solicited);
+/* The QP layer's own, shared by qp.c, sq.c, rq.c and post.c. */
+#define KIWI_USGE_SIZE	sizeof(struct kiwi_usge)
+
+static inline u32 kiwi_ring_slots(u32 wr)
+{
+	return roundup_pow_of_two(max(wr, 1U));
+}
+
+/*
+ * Payload bytes per send slot: room for the SGEs or the inline data,
+ * whichever is larger.  Whatever fits is granted, so a QP asking for
+ * one SGE and no inline data costs 48 bytes per slot.
+ */
+static inline u32 kiwi_sq_payload(u32 max_sge, u32 max_inline)
+{
+	return max_t(u32, max(max_sge, 1U) * KIWI_USGE_SIZE,
+		     ALIGN(max_inline, KIWI_USGE_SIZE));
+}
+
+static inline u32 kiwi_rq_stride(u32 max_sge)
+{
+	return sizeof(struct kiwi_urqe) + max(max_sge, 1U) * KIWI_USGE_SIZE;
+}
+
+struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx);
+void kiwi_qp_flush_sq(struct kiwi_qp *qp);
+void kiwi_qp_flush_rq(struct kiwi_qp *qp);
+void kiwi_rq_complete(struct kiwi_qp *qp, u64 wr_id,
+		      enum ib_wc_status status);
+int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr, u32 max_sge,
+		   const struct ib_recv_wr *wr);
+
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
 void kiwi_qp_read_done(struct kiwi_qp *qp);
 void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status);

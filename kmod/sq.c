@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: the send queue engine -- what tx.c drives.  WQEs are taken from
+ * the send ring (copied out of their slot once, then validated: wqe.h),
+ * transmitted by tx.c, and retired in order with their completions;
+ * outbound READs wait here for their responses (the ORQ); a QP that
+ * fails flushes what is left.
+ */
+#include "kiwi.h"
+
+struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx)
+{
+	return &qp->sq[idx & (qp->sq_size - 1)];
+}
+
+/*
+ * WQEs posted and not retired, as the producer index claims.  A claim
+ * beyond the ring (a corrupted index) is clamped; *@sane says so.
+ */
+static u32 kiwi_sq_posted(struct kiwi_qp *qp, bool *sane)
+{
+	u32 n;
+
+	*sane = kiwi_ring_avail(&qp->sq_ring, qp->sq_head, &n);
+	return *sane ? n : qp->sq_size;
+}
+
+static enum ib_wc_opcode kiwi_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		return IB_WC_RDMA_READ;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static void kiwi_sq_complete(struct kiwi_qp *qp, u64 wr_id, u8 wr_opcode,
+			     enum ib_wc_status status)
+{
+	struct kiwi_cqe cqe = {
+		.wr_id = wr_id,
+		.qp = &qp->ibqp,
+		.opcode = kiwi_wc_opcode(wr_opcode),
+		.status = status,
+	};
+
+	kiwi_qp_cq_add(qp, qp->scq, &cqe, false);
+}
+
+/*
+ * Retire the WQE at sq_head (under sq_lock).  The slot is handed back to
+ * the producer before its completion is queued, so a process that sees
+ * the completion also sees the free slot.
+ */
+static void kiwi_sq_advance(struct kiwi_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	qp->sq_head++;
+	kiwi_ring_consumed(&qp->sq_ring, qp->sq_head);
+}
+
+static const u8 kiwi_uwr_to_ib[KIWI_UWR_NUM_OPCODES] = {
+	[KIWI_UWR_SEND] = IB_WR_SEND,
+	[KIWI_UWR_SEND_INV] = IB_WR_SEND_WITH_INV,
+	[KIWI_UWR_RDMA_WRITE] = IB_WR_RDMA_WRITE,
+	[KIWI_UWR_RDMA_READ] = IB_WR_RDMA_READ,
+};
+
+static const u8 kiwi_kwr_to_ib[KIWI_KWR_END - KIWI_KWR_FIRST] = {
+	[KIWI_KWR_READ_INV - KIWI_KWR_FIRST] = IB_WR_RDMA_READ_WITH_INV,
+	[KIWI_KWR_LOCAL_INV - KIWI_KWR_FIRST] = IB_WR_LOCAL_INV,
+	[KIWI_KWR_REG_MR - KIWI_KWR_FIRST] = IB_WR_REG_MR,
+};
+
+static u8 kiwi_ib_opcode(u8 uwr_opcode)
+{
+	if (uwr_opcode < KIWI_UWR_NUM_OPCODES)
+		return kiwi_uwr_to_ib[uwr_opcode];
+	if (uwr_opcode >= KIWI_KWR_FIRST && uwr_opcode < KIWI_KWR_END)
+		return kiwi_kwr_to_ib[uwr_opcode - KIWI_KWR_FIRST];
+	return IB_WR_SEND;
+}
+
+/* Opcodes a QP may use: the kernel-only ones never come from a user ring. */
+static bool kiwi_uwr_opcode_ok(struct kiwi_qp *qp, u8 uwr_opcode)
+{
+	return uwr_opcode < KIWI_UWR_NUM_OPCODES ||
+	       (!qp->user && uwr_opcode >= KIWI_KWR_FIRST &&
+		uwr_opcode < KIWI_KWR_END);
+}
+
+/* What a flush needs of a WQE the kernel never started. */
+static void kiwi_sq_unstarted(struct kiwi_qp *qp, u32 idx,
+			      struct kiwi_sq_slot *e)
+{
+	struct kiwi_usqe w;
+
+	memcpy(&w, kiwi_ring_slot(&qp->sq_ring, idx), sizeof(w));
+	memset(e, 0, sizeof(*e));
+	e->wr_id = w.wr_id;
+	e->opcode = kiwi_ib_opcode(w.opcode);
+	e->state = KIWI_SQE_QUEUED;
+}
+
+/*
+ * Complete every outstanding send WR: those already finished with their
+ * own status, the rest with IB_WC_WR_FLUSH_ERR.  WQEs never started are
+ * read from the ring (only their wr_id and opcode).  Only called when
+ * the transmit path is stopped (or was never started).
+ */
+void kiwi_qp_flush_sq(struct kiwi_qp *qp)
+{
+	u32 started, posted, i;
+	unsigned long flags;
+	bool sane;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	started = qp->sq_tx + qp->sq_loaded;
+	posted = max(kiwi_sq_posted(qp, &sane), started);
+	for (i = 0; i < posted; i++) {
+		struct kiwi_sq_slot e = *kiwi_sq_slot(qp, qp->sq_head);
+
+		if (i >= started)
+			kiwi_sq_unstarted(qp, qp->sq_head, &e);
+		kiwi_sq_advance(qp);
+		if (e.state != KIWI_SQE_DONE)
+			kiwi_sq_complete(qp, e.wr_id, e.opcode,
+					 IB_WC_WR_FLUSH_ERR);
+		else if (e.signaled || e.status != IB_WC_SUCCESS)
+			kiwi_sq_complete(qp, e.wr_id, e.opcode, e.status);
+	}
+	qp->sq_tx = 0;
+	qp->sq_loaded = false;
+	qp->orq_count = 0;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/* Retire finished SQEs from the head, in order, posting completions. */
+void kiwi_qp_retire_sq(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	while (qp->sq_tx) {
+		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head);
+
+		if (slot->state != KIWI_SQE_DONE)
+			break;
+		kiwi_sq_advance(qp);
+		qp->sq_tx--;
+		if (slot->signaled || slot->status != IB_WC_SUCCESS)
+			kiwi_sq_complete(qp, slot->wr_id, slot->opcode,
+					 slot->status);
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/* Under sq_lock: the oldest READ awaiting its response, or NULL. */
+static struct kiwi_sq_slot *kiwi_sq_oldest_read(struct kiwi_qp *qp)
+{
+	u32 i;
+
+	lockdep_assert_held(&qp->sq_lock);
+
+	for (i = 0; i < qp->sq_tx; i++) {
+		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
+
+		if (slot->state == KIWI_SQE_WAIT_RESP)
+			return slot;
+	}
+	return NULL;
+}
+
+/* The sink of our oldest outstanding READ, for its response. */
+bool kiwi_qp_orq_head(struct kiwi_qp *qp, struct kiwi_sge *sink, u32 *bytes)
+{
+	struct kiwi_sq_slot *slot;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = kiwi_sq_oldest_read(qp);
+	if (slot) {
+		sink->addr = slot->sink_addr;
+		sink->lkey = slot->sink_lkey;
+		sink->len = slot->bytes;
+		*bytes = slot->bytes;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return slot;
+}
+
+/*
+ * The oldest outstanding READ is over: its last response was placed
+ * (@status IB_WC_SUCCESS), or it failed locally, e.g. its sink is not
+ * writable.  A READ with local invalidate invalidates its sink STag
+ * before the consumer hears.  (rdma_rw fills ex.invalidate_rkey before
+ * it bumps the MR's key, so the sink SGE is the reliable name for it.)
+ */
+static void kiwi_qp_read_end(struct kiwi_qp *qp, enum ib_wc_status status)
+{
+	struct kiwi_sq_slot *slot;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = kiwi_sq_oldest_read(qp);
+	if (slot) {
+		slot->state = KIWI_SQE_DONE;
+		slot->status = status;
+		if (!status && slot->opcode == IB_WR_RDMA_READ_WITH_INV &&
+		    kiwi_mem_invalidate(qp, slot->sink_lkey))
+			slot->status = IB_WC_LOC_PROT_ERR;
+		qp->orq_count--;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/* Is send queue work waiting, maybe for an ORD credit or a fence? */
+static bool kiwi_sq_waiting(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool sane = true, waiting;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	waiting = qp->sq_loaded || kiwi_sq_posted(qp, &sane) > qp->sq_tx;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	return waiting || !sane;
+}
+
+void kiwi_qp_read_done(struct kiwi_qp *qp)
+{
+	kiwi_qp_read_end(qp, IB_WC_SUCCESS);
+	kiwi_qp_retire_sq(qp);
+	/*
+	 * The freed ORD credit matters only to a WQE already waiting; an
+	 * idle send queue needs no worker wake-up (one per READ otherwise).
+	 */
+	if (kiwi_sq_waiting(qp))
+		kiwi_tx_kick(qp);
+}
+
+/* Completes with @status when the QP is flushed, which follows. */
+void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status)
+{
+	kiwi_qp_read_end(qp, status);
+}
+
+static u32 kiwi_ib_send_flags(u8 uflags)
+{
+	return (uflags & KIWI_UWR_F_SIGNALED ? IB_SEND_SIGNALED : 0) |
+	       (uflags & KIWI_UWR_F_SOLICITED ? IB_SEND_SOLICITED : 0) |
+	       (uflags & KIWI_UWR_F_FENCE ? IB_SEND_FENCE : 0) |
+	       (uflags & KIWI_UWR_F_INLINE ? IB_SEND_INLINE : 0);
+}
+
+/* The SGE list of a checked header: copied once, then trusted. */
+static int kiwi_sqe_sges(const void *payload, u32 num, struct kiwi_sqe *sqe)
+{
+	struct kiwi_usge usge[KIWI_MAX_SGE];
+	u32 i;
+
+	memcpy(usge, payload, num * sizeof(usge[0]));
+	if (kiwi_usge_total(usge, num, &sqe->bytes))
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		sqe->sge[i].addr = usge[i].addr;
+		sqe->sge[i].len = usge[i].length;
+		sqe->sge[i].lkey = usge[i].lkey;
+	}
+	sqe->num_sge = num;
+	return 0;
+}
+
+/*
+ * Copy send WQE @idx out of the ring into @sqe and validate the copy.
+ * The slot state is filled first, so even a malformed WQE completes
+ * (in error) under its own wr_id.
+ */
+static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
+			 struct kiwi_sq_slot *slot)
+{
+	const u8 *w = kiwi_ring_slot(&qp->sq_ring, idx);
+	struct kiwi_wqe_limits lim;
+	struct kiwi_usqe h;
+	bool is_read;
+	int rv;
+
+	memcpy(&h, w, sizeof(h));
+	memset(slot, 0, sizeof(*slot));
+	slot->wr_id = h.wr_id;
+	slot->opcode = kiwi_ib_opcode(h.opcode);
+	slot->signaled = (h.flags & KIWI_UWR_F_SIGNALED) ||
+			 qp->sq_sig_type == IB_SIGNAL_ALL_WR;
+	slot->state = KIWI_SQE_QUEUED;
+	if (!kiwi_uwr_opcode_ok(qp, h.opcode))
+		return -EINVAL;
+	lim.stride = qp->sq_ring.stride;
+	lim.max_sge = qp->cap.max_send_sge;
+	lim.max_inline = qp->cap.max_inline_data;
+	is_read = kiwi_wr_is_read(slot->opcode);
+	if (kiwi_usqe_check(&h, &lim, is_read ? KIWI_MAX_SGE_RD : KIWI_MAX_SGE,
+			    is_read))
+		return -EINVAL;
+
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->wr_id = h.wr_id;
+	sqe->opcode = slot->opcode;
+	sqe->flags = kiwi_ib_send_flags(h.flags) |
+		     (slot->signaled ? IB_SEND_SIGNALED : 0);
+	sqe->rkey = h.rkey;
+	sqe->raddr = h.raddr;
+	sqe->ex = h.inv_rkey;
+	if (h.flags & KIWI_UWR_F_INLINE) {
+		memcpy(qp->sq_inline, w + sizeof(h), h.length);
+		sqe->inline_data = qp->sq_inline;
+		sqe->bytes = h.length;
+	} else {
+		rv = kiwi_sqe_sges(w + sizeof(h), h.num_sge, sqe);
+		if (rv)
+			return rv;
+	}
+	slot->bytes = sqe->bytes;
+	if (kiwi_wr_is_read(sqe->opcode)) {
+		slot->sink_addr = sqe->sge[0].addr;
+		slot->sink_lkey = sqe->sge[0].lkey;
+	}
+	return 0;
+}
+
+/*
+ * Under sq_lock, with nothing left to start: a user QP's send processing
+ * goes idle.  Clear BUSY, then re-read the producer index behind a full
+ * barrier; the provider publishes prod, then (full barrier) reads BUSY,
+ * so either we see its WQE here or it sees BUSY clear and rings.
+ */
+static bool kiwi_sq_go_idle(struct kiwi_qp *qp)
+{
+	bool sane;
+
+	lockdep_assert_held(&qp->sq_lock);
+
+	if (!qp->user)
+		return true;
+	kiwi_ring_set_flags(&qp->sq_ring, 0);
+	smp_mb();
+	if (kiwi_sq_posted(qp, &sane) <= qp->sq_tx && sane)
+		return true;
+	kiwi_ring_set_flags(&qp->sq_ring, KIWI_RING_F_BUSY);
+	return false;
+}
+
+/*
+ * Under sq_lock: make sq_cur the WQE after the transmitted ones.  0 if
+ * there is one, -EAGAIN if none, -EINVAL if it (or the ring) is bad.
+ */
+static int kiwi_sq_load_next(struct kiwi_qp *qp)
+{
+	u32 idx = qp->sq_head + qp->sq_tx;
+	struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, idx);
+	bool sane;
+	int rv;
+
+	lockdep_assert_held(&qp->sq_lock);
+
+	if (qp->sq_loaded)
+		return 0;
+	for (;;) {
+		u32 posted = kiwi_sq_posted(qp, &sane);
+
+		if (!sane)
+			return -EINVAL;
+		if (posted > qp->sq_tx)
+			break;
+		if (kiwi_sq_go_idle(qp))
+			return -EAGAIN;
+	}
+	rv = kiwi_sqe_load(qp, idx, &qp->sq_cur, slot);
+	if (rv) {
+		/* Completes with an error once retired; the QP fails. */
+		slot->state = KIWI_SQE_DONE;
+		slot->status = IB_WC_LOC_QP_OP_ERR;
+		qp->sq_tx++;
+		return rv;
+	}
+	qp->sq_loaded = true;
+	return 0;
+}
+
+/*
+ * Next SQE to transmit, or NULL if none, blocked (ORD, fence) or bad.
+ * A bad WQE or a corrupted ring moves the QP to error.
+ */
+struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
+{
+	struct kiwi_sqe *sqe = &qp->sq_cur;
+	unsigned long flags;
+	int rv;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	rv = kiwi_sq_load_next(qp);
+	if (rv)
+		sqe = NULL;
+	else if ((sqe->flags & IB_SEND_FENCE) && qp->orq_count)
+		sqe = NULL;
+	else if (kiwi_wr_is_read(sqe->opcode) &&
+		 qp->orq_count >= max(qp->ord, 1U))
+		sqe = NULL;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (rv == -EINVAL) {
+		kiwi_qp_retire_sq(qp);
+		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
+			      KIWI_RC_CATASTROPHIC_STREAM);
+	}
+	return sqe;
+}
+
+/* sq_cur has been transmitted (or failed locally). */
+void kiwi_sq_sent(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
+		  enum ib_wc_status status)
+{
+	struct kiwi_sq_slot *slot;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = kiwi_sq_slot(qp, qp->sq_head + qp->sq_tx);
+	slot->state = KIWI_SQE_DONE;
+	slot->status = status;
+	qp->sq_tx++;
+	qp->sq_loaded = false;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	kiwi_qp_retire_sq(qp);
+}
+
+/*
+ * A READ is marked outstanding before its request leaves: the response
+ * can arrive (on another CPU) before the send call even returns.  sq_cur
+ * stays intact until the transmit path asks for the next WQE.
+ */
+void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	kiwi_sq_slot(qp, qp->sq_head + qp->sq_tx)->state = KIWI_SQE_WAIT_RESP;
+	qp->sq_tx++;
+	qp->sq_loaded = false;
+	qp->orq_count++;
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
