@@ -172,7 +172,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sin.sin_port = htons(port);
-	alarm(3 * timeout_s);	/* a hung verb ends the run, visibly */
+	/* A hung verb ends the run, visibly. */
+	alarm(listen_s ? listen_s + 30 : 3 * timeout_s);
 
 	ch = rdma_create_event_channel();
 	if (!ch || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||

@@ -532,12 +532,13 @@ case_teardown() {
 	local vpid rc=0 e0 t0 e1 t1 q1 why=
 	e0=$(ep_count)
 	t0=$(tcp_objs)
+	trace_on
 	B timeout 400 "$BIN/victim" -a $SRV -p 7406 -l 380 >"$TMPD/v" 2>&1 &
 	vpid=$!
 	wait_port $SRV 7406
 	A timeout 360 "$BIN/teardown" -a $SRV -p 7406 -n 70 >"$TMPD/p" 2>&1 ||
 		rc=$?
-	kill $vpid 2>/dev/null
+	kill_tree $vpid
 	wait $vpid 2>/dev/null
 	for _ in $(seq 1 60); do
 		e1=$(ep_count)
@@ -550,7 +551,9 @@ case_teardown() {
 	if [ "$e1" -gt "$e0" ] || [ "$t1" -gt "$t0" ] || [ "$q1" -ne 0 ]; then
 		why=" (left: endpoints $e0 -> $e1, TCP sockets $t0 -> $t1, kiwi QPs $q1)"
 		rc=1
+		stuck_report 200
 	fi
+	trace_off
 	verdict "teardown: 70 connections torn down by a TERMINATE, SQD, disconnect and destroy racing; final states right, nothing left$why" \
 		$rc "$TMPD/p" "$TMPD/v"
 }

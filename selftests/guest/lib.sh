@@ -18,6 +18,41 @@ diag()  { sed -e 's/^/# /' "$@"; }
 A() { ip netns exec kwa "$@"; }
 B() { ip netns exec kwb "$@"; }
 
+# kill_tree PID [SIGNAL]: signal PID and everything below it.  `B cmd &`
+# backgrounds a subshell running ip netns exec: killing $! alone would
+# kill that subshell and leave cmd running, orphaned.
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		kill_tree "$c" "${2:-TERM}"
+	done
+	kill -"${2:-TERM}" "$1" 2>/dev/null
+}
+
+# stuck_report: what a "something was left" failure needs to be
+# understood, as TAP diagnostics: tasks in D state with their kernel
+# stacks, kiwi QPs, TCP sockets in both namespaces, and the kiwi events
+# recorded in the trace buffer (trace_on starts recording).
+TR=/sys/kernel/tracing
+trace_on() {
+	mountpoint -q $TR || mount -t tracefs nodev $TR 2>/dev/null
+	echo 8192 >$TR/buffer_size_kb
+	echo >$TR/trace
+	echo 1 >$TR/events/kiwi/enable
+}
+trace_off() { echo 0 >$TR/events/kiwi/enable 2>/dev/null; }
+stuck_report() {
+	local p
+	for p in $(ps -eo pid=,stat= | awk '$2 ~ /^D/ { print $1 }'); do
+		echo "D state: $p $(cat /proc/$p/comm 2>/dev/null)"
+		cat /proc/$p/stack 2>/dev/null
+	done
+	rdma resource show qp 2>/dev/null | grep kiwi | head -n 5
+	A ss -tanoe 2>/dev/null | head -n 10
+	B ss -tanoe 2>/dev/null | head -n 10
+	grep -h ' kiwi_' $TR/trace 2>/dev/null | tail -n "${1:-60}"
+} 2>&1 | diag
+
 tap_end() {
 	echo "1..$T"
 	rm -rf "$TMPD"
