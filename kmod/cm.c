@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kiwi: connection management -- the iw_cm provider interface, TCP
- * connection setup and the MPA request/reply exchange (RFC 5044 section
- * 7, RFC 6581 enhanced setup).
+ * kiwi: connection management -- the connection endpoints and their
+ * state machine, from TCP connect or accept through the MPA exchange
+ * (mpa.c) to RTS and close; the iw_cm's calls that start them are in
+ * iwcm.c, what the three files share in cm.h.
  *
  * Every endpoint (kiwi_ep) has one work item; socket callbacks, timeouts
  * and local requests only set event bits and queue it, so all state
@@ -20,18 +21,14 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/inet.h>
 #include <linux/module.h>
-#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
-#include <linux/version.h>
 #include <linux/workqueue.h>
-#include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
-#include "kiwi.h"
+#include "cm.h"
 #include "trace.h"
 
 static unsigned int kiwi_mpa_timeout_ms = 10000;
@@ -39,17 +36,17 @@ module_param_named(mpa_timeout_ms, kiwi_mpa_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(mpa_timeout_ms,
 		 "Time allowed for TCP connect plus MPA exchange (default 10000 ms)");
 
-static bool kiwi_p2p = true;
+bool kiwi_p2p = true;
 module_param_named(peer_to_peer, kiwi_p2p, bool, 0644);
 MODULE_PARM_DESC(peer_to_peer,
 		 "Request RFC 6581 peer-to-peer mode with a ready-to-receive message (default Y)");
 
-static unsigned int kiwi_max_half_open = 256;
+unsigned int kiwi_max_half_open = 256;
 module_param_named(max_half_open, kiwi_max_half_open, uint, 0644);
 MODULE_PARM_DESC(max_half_open,
 		 "Connections per device still in TCP or MPA setup, beyond which new ones are reset (default 256)");
 
-static bool kiwi_large_fpdu = true;
+bool kiwi_large_fpdu = true;
 module_param_named(large_fpdu, kiwi_large_fpdu, bool, 0644);
 MODULE_PARM_DESC(large_fpdu,
 		 "Offer and accept FPDUs larger than a TCP segment, with peers that agree in the MPA exchange (default Y)");
@@ -75,65 +72,6 @@ module_param_cb(cm_endpoints, &kiwi_ep_live_ops, NULL, 0444);
 MODULE_PARM_DESC(cm_endpoints,
 		 "Connection endpoints alive: listeners, connections in setup and established ones (read-only)");
 
-/* Receive window of a connection until RTS (TCP_WINDOW_CLAMP). */
-#define KIWI_SETUP_WINDOW	4096
-
-enum kiwi_ep_state {
-	KIWI_EP_IDLE,
-	KIWI_EP_LISTEN,
-	KIWI_EP_CONNECTING,		/* active: TCP connect in progress */
-	KIWI_EP_AWAIT_REP,		/* active: MPA request sent */
-	KIWI_EP_AWAIT_REQ,		/* passive: reading MPA request */
-	KIWI_EP_RECVD_REQ,		/* passive: consumer to accept/reject */
-	KIWI_EP_RTS,			/* QP bound, data flowing */
-	KIWI_EP_CLOSING,		/* local graceful close, FIN sent */
-	KIWI_EP_CLOSED,
-};
-
-/* Event bits in ep->events. */
-enum {
-	KIWI_EV_SOCK,			/* data or state change on the socket */
-	KIWI_EV_TIMEOUT,
-	KIWI_EV_CLOSE,			/* QP going to SQD: graceful close */
-	KIWI_EV_ABORT,			/* QP going to ERROR: abort */
-};
-
-struct kiwi_ep {
-	struct kref ref;
-	struct list_head entry;		/* on kiwi_ep_list */
-	struct kiwi_device *kdev;
-	struct mutex lock;
-	enum kiwi_ep_state state;
-	struct socket *sock;
-	struct iw_cm_id *cm_id;		/* referenced while set */
-	struct kiwi_ep *listener;	/* passive: referenced parent */
-	struct kiwi_qp *qp;		/* referenced while set */
-	struct work_struct work;
-	struct delayed_work timer;
-	unsigned long events;
-	bool initiator;
-	bool disconnected;		/* IW_CM_EVENT_DISCONNECT delivered */
-	bool half_open;			/* counted in listener and device */
-	int setup_clamp;		/* window clamp to restore at RTS, or 0 */
-	atomic_t children;		/* listener: half-open connections */
-	int max_children;		/* listener: its backlog */
-
-	/* MPA exchange */
-	u32 mpa_got;
-	struct kiwi_mpa_info mpa;
-	u8 mpa_buf[sizeof(struct kiwi_mpa_rr) + KIWI_MPA_MAX_PD];
-	u16 ird;
-	u16 ord;
-	bool crc;
-	bool large;			/* FPDUs beyond one segment: offered,
-					 * then agreed */
-	u16 rtr;			/* RTR message chosen (one bit) */
-
-	void (*saved_data_ready)(struct sock *sk);
-	void (*saved_state_change)(struct sock *sk);
-	void (*saved_write_space)(struct sock *sk);
-};
-
 /* ---- endpoint lifetime ---- */
 
 static void kiwi_ep_get(struct kiwi_ep *ep)
@@ -143,7 +81,7 @@ static void kiwi_ep_get(struct kiwi_ep *ep)
 
 static void kiwi_ep_free(struct kref *ref);
 
-static void kiwi_ep_put(struct kiwi_ep *ep)
+void kiwi_ep_put(struct kiwi_ep *ep)
 {
 	kref_put(&ep->ref, kiwi_ep_free);
 }
@@ -175,7 +113,7 @@ static void kiwi_ep_timer(struct work_struct *work)
 		kiwi_ep_put(ep);	/* already queued, with its own */
 }
 
-static struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
+struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
 {
 	struct kiwi_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL);
 
@@ -220,35 +158,8 @@ static void kiwi_half_open_put(struct kiwi_ep *ep)
 	atomic_dec(&ep->kdev->half_open);
 }
 
-static int kiwi_sock_window_clamp(struct socket *sock, int val)
-{
-	return sock->ops->setsockopt(sock, SOL_TCP, TCP_WINDOW_CLAMP,
-				     KERNEL_SOCKPTR(&val), sizeof(val));
-}
-
-/*
- * Until RTS the peer may send only the MPA frame (and, for the
- * responder, whatever follows at once): clamp the window, remembering
- * the value negotiated in the TCP handshake for kiwi_sock_unclamp().
- */
-static void kiwi_sock_clamp(struct kiwi_ep *ep)
-{
-	int clamp = READ_ONCE(tcp_sk(ep->sock->sk)->window_clamp);
-
-	if (clamp > KIWI_SETUP_WINDOW &&
-	    !kiwi_sock_window_clamp(ep->sock, KIWI_SETUP_WINDOW))
-		ep->setup_clamp = clamp;
-}
-
-static void kiwi_sock_unclamp(struct kiwi_ep *ep)
-{
-	if (ep->setup_clamp)
-		kiwi_sock_window_clamp(ep->sock, ep->setup_clamp);
-	ep->setup_clamp = 0;
-}
-
 /* Queue the endpoint's work; the queued work owns one reference. */
-static void kiwi_ep_kick(struct kiwi_ep *ep, int event)
+void kiwi_ep_kick(struct kiwi_ep *ep, int event)
 {
 	set_bit(event, &ep->events);
 	kiwi_ep_get(ep);
@@ -256,7 +167,7 @@ static void kiwi_ep_kick(struct kiwi_ep *ep, int event)
 		kiwi_ep_put(ep);
 }
 
-static void kiwi_ep_arm_timer(struct kiwi_ep *ep)
+void kiwi_ep_arm_timer(struct kiwi_ep *ep)
 {
 	kiwi_ep_get(ep);
 	if (!mod_delayed_work(kiwi_cm_wq, &ep->timer,
@@ -265,30 +176,10 @@ static void kiwi_ep_arm_timer(struct kiwi_ep *ep)
 	kiwi_ep_put(ep);	/* was already pending: keep one reference */
 }
 
-static void kiwi_ep_cancel_timer(struct kiwi_ep *ep)
+void kiwi_ep_cancel_timer(struct kiwi_ep *ep)
 {
 	if (cancel_delayed_work(&ep->timer))
 		kiwi_ep_put(ep);
-}
-
-/*
- * Every FPDU goes out at once (no Nagle).  The receive buffer is fixed
- * at the stack's autotuning maximum: TCP grows it only for readers that
- * use recvmsg(), and placing from tcp_read_sock() would otherwise leave
- * the window at its initial ~64 KiB (measured: the sender then waited
- * for window ~40% of the time).  Set before connect() or listen(): the
- * window scale and clamp are fixed in the handshake, and accepted
- * sockets inherit.
- * Memory is charged only for data actually queued.
- */
-static void kiwi_sock_tune(struct sock *sk)
-{
-	tcp_sock_set_nodelay(sk);
-	sock_set_rcvbuf(sk, READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_rmem[2]) / 2);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-	/* READ responses may go out from softirq: not the task's frag. */
-	sk->sk_use_task_frag = false;
-#endif
 }
 
 /* ---- socket callbacks ---- */
@@ -304,7 +195,7 @@ static void kiwi_sk_event(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-static void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock)
+void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock)
 {
 	struct sock *sk = sock->sk;
 
@@ -325,7 +216,7 @@ static void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock)
  * will run for it.  Then release it, aborting the connection if asked.
  * The caller holds its own reference: this drops the socket's.
  */
-static void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
+void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 {
 	struct socket *sock = ep->sock;
 	struct sock *sk;
@@ -356,7 +247,7 @@ static void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
  * A connection management event: the kiwi_cm tracepoint and, with
  * dynamic debug on, a kernel log line.  @ep is open, so its device is.
  */
-static void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
+void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
 {
 	struct sockaddr_storage l = {}, r = {};
 	u32 qpn = ep->qp ? ep->qp->ibqp.qp_num : 0;
@@ -373,13 +264,13 @@ static void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
 
 /* ---- upcalls to the iw_cm ---- */
 
-static void kiwi_cm_id_set(struct kiwi_ep *ep, struct iw_cm_id *id)
+void kiwi_cm_id_set(struct kiwi_ep *ep, struct iw_cm_id *id)
 {
 	id->add_ref(id);
 	ep->cm_id = id;
 }
 
-static void kiwi_cm_id_drop(struct kiwi_ep *ep)
+void kiwi_cm_id_drop(struct kiwi_ep *ep)
 {
 	struct iw_cm_id *id = ep->cm_id;
 
@@ -390,7 +281,7 @@ static void kiwi_cm_id_drop(struct kiwi_ep *ep)
 	id->rem_ref(id);
 }
 
-static int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
+int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
 		       enum iw_cm_event_type type, int status,
 		       const void *pd, u32 pd_len)
 {
@@ -416,97 +307,9 @@ static int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
 	return id->event_handler(id, &ev);
 }
 
-static const void *kiwi_mpa_ulp_pd(struct kiwi_ep *ep)
-{
-	return ep->mpa_buf + sizeof(struct kiwi_mpa_rr) + ep->mpa.ulp_pd_off;
-}
-
-/* ---- MPA frames ---- */
-
-static int kiwi_send_all(struct socket *sock, struct kvec *iov, int n,
-			 size_t len)
-{
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
-	int rv = kernel_sendmsg(sock, &msg, iov, n, len);
-
-	return rv == len ? 0 : (rv < 0 ? rv : -EIO);
-}
-
-/* Flags of our request, or of an accepting reply (an echo of LARGE). */
-static u8 kiwi_mpa_flags(const struct kiwi_ep *ep)
-{
-	return (ep->crc ? KIWI_MPA_FLAG_C : 0) |
-	       (ep->large ? KIWI_MPA_FLAG_LARGE : 0);
-}
-
-/* Send an MPA request or reply with optional RFC 6581 data. */
-static int kiwi_mpa_send(struct kiwi_ep *ep, bool req, u8 flags,
-			 const void *pd, u16 pd_len)
-{
-	struct kiwi_mpa_rr rr;
-	struct kiwi_mpa_v2 v2;
-	struct kvec iov[3];
-	bool enh = ep->mpa.rev == KIWI_MPA_REV2;
-	u8 rev = enh ? KIWI_MPA_REV2 : KIWI_MPA_REV1;
-	u16 total = pd_len + (enh ? sizeof(v2) : 0);
-	int n = 0;
-
-	if (enh)
-		flags |= KIWI_MPA_FLAG_ENH;
-	iov[n].iov_base = &rr;
-	iov[n++].iov_len = kiwi_mpa_build(&rr, req, rev, flags, total);
-	if (enh) {
-		v2 = kiwi_mpa_v2_build(ep->ird, ep->ord, ep->mpa.p2p, ep->rtr);
-		iov[n].iov_base = &v2;
-		iov[n++].iov_len = sizeof(v2);
-	}
-	if (pd_len) {
-		iov[n].iov_base = (void *)pd;
-		iov[n++].iov_len = pd_len;
-	}
-	return kiwi_send_all(ep->sock, iov, n, sizeof(rr) + total);
-}
-
-/*
- * Read (more of) an MPA request or reply without blocking.  Returns 1
- * when complete, 0 when more data is needed, or a negative error; a
- * parse failure is reported through ep->mpa and -EPROTO.
- */
-static int kiwi_mpa_recv(struct kiwi_ep *ep, bool req)
-{
-	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
-	const struct kiwi_mpa_rr *rr = (void *)ep->mpa_buf;
-	u32 want = sizeof(*rr);
-	struct kvec iov;
-	int rv;
-
-	if (ep->mpa_got >= sizeof(*rr))
-		want += min_t(u32, be16_to_cpu(rr->pd_len), KIWI_MPA_MAX_PD);
-	while (ep->mpa_got < want) {
-		iov.iov_base = ep->mpa_buf + ep->mpa_got;
-		iov.iov_len = want - ep->mpa_got;
-		rv = kernel_recvmsg(ep->sock, &msg, &iov, 1, iov.iov_len,
-				    MSG_DONTWAIT);
-		if (rv == -EAGAIN)
-			return 0;
-		if (rv <= 0)
-			return rv ? rv : -ECONNRESET;
-		ep->mpa_got += rv;
-		if (ep->mpa_got == sizeof(*rr)) {
-			if (be16_to_cpu(rr->pd_len) > KIWI_MPA_MAX_PD)
-				return -EPROTO;
-			want += be16_to_cpu(rr->pd_len);
-		}
-	}
-	if (kiwi_mpa_parse(rr, ep->mpa_buf + sizeof(*rr),
-			   ep->mpa_got - sizeof(*rr), req, &ep->mpa))
-		return -EPROTO;
-	return 1;
-}
-
 /* ---- binding a connection to its QP ---- */
 
-static int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
+int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 {
 	struct sock *sk = ep->sock->sk;
 	int rv;
@@ -825,309 +628,6 @@ struct kiwi_qp *kiwi_cm_ep_qp(struct kiwi_ep *ep)
 {
 	return ep->state == KIWI_EP_RTS || ep->state == KIWI_EP_CLOSING ?
 	       ep->qp : NULL;
-}
-
-/* ---- iw_cm provider entry points ---- */
-
-static struct kiwi_qp *kiwi_cm_qp(struct iw_cm_id *id, u32 qpn)
-{
-	struct ib_qp *ibqp = kiwi_get_qp(id->device, qpn);
-
-	return ibqp ? to_kqp(ibqp) : NULL;
-}
-
-static bool kiwi_addr_any(const struct sockaddr_storage *a)
-{
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       htonl(INADDR_ANY);
-	return ipv6_addr_any(&((const struct sockaddr_in6 *)a)->sin6_addr);
-}
-
-static int kiwi_sock_create(struct socket **sock, struct sockaddr *laddr,
-			    bool afonly, int ifindex)
-{
-	int len = laddr->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
-						 sizeof(struct sockaddr_in6);
-	int rv;
-
-	if (laddr->sa_family != AF_INET && laddr->sa_family != AF_INET6)
-		return -EAFNOSUPPORT;
-	/* In the caller's network namespace, like any socket it opens. */
-	rv = sock_create(laddr->sa_family, SOCK_STREAM, IPPROTO_TCP, sock);
-	if (rv)
-		return rv;
-	sock_set_reuseaddr((*sock)->sk);
-	kiwi_sock_tune((*sock)->sk);
-	(*sock)->sk->sk_bound_dev_if = ifindex;
-	if (afonly && laddr->sa_family == AF_INET6) {
-		rv = ip6_sock_set_v6only((*sock)->sk);
-		if (rv)
-			goto err;
-	}
-	rv = kernel_bind(*sock, laddr, len);
-	if (rv)
-		goto err;
-	return 0;
-err:
-	sock_release(*sock);
-	*sock = NULL;
-	return rv;
-}
-
-/*
- * The connecting socket, bound to the rdma_cm's local address.  The
- * rdma_cm picked the port in its own port space, from the range TCP
- * also draws ephemeral ports from; a TCP socket outside the rdma_cm
- * may hold it (one in TIME_WAIT, bound without SO_REUSEADDR).  Then
- * any free port does: the connect reply reports the one used.
- */
-static int kiwi_active_sock(struct iw_cm_id *id, struct socket **sock)
-{
-	struct sockaddr_storage laddr = id->m_local_addr;
-	int rv;
-
-	rv = kiwi_sock_create(sock, (struct sockaddr *)&laddr, id->afonly, 0);
-	if (rv != -EADDRINUSE)
-		return rv;
-	if (laddr.ss_family == AF_INET)
-		((struct sockaddr_in *)&laddr)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)&laddr)->sin6_port = 0;
-	return kiwi_sock_create(sock, (struct sockaddr *)&laddr, id->afonly,
-				0);
-}
-
-int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
-{
-	struct kiwi_device *kdev = to_kdev(id->device);
-	struct sockaddr *raddr = (struct sockaddr *)&id->m_remote_addr;
-	struct kiwi_qp *qp;
-	struct kiwi_ep *ep;
-	struct socket *sock;
-	int rv;
-
-	if (param->private_data_len > KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2))
-		return -EINVAL;
-	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
-		return -EINVAL;
-	qp = kiwi_cm_qp(id, param->qpn);
-	if (!qp)
-		return -EINVAL;
-	if (raddr->sa_family != id->m_local_addr.ss_family)
-		return -EAFNOSUPPORT;
-
-	ep = kiwi_ep_alloc(kdev);
-	if (!ep)
-		return -ENOMEM;
-	ep->initiator = true;
-	ep->crc = READ_ONCE(kiwi_crc_default);
-	ep->large = READ_ONCE(kiwi_large_fpdu);
-	ep->ird = param->ird;
-	ep->ord = param->ord;
-	ep->mpa.rev = KIWI_MPA_REV2;
-	ep->mpa.p2p = READ_ONCE(kiwi_p2p);
-	ep->rtr = ep->mpa.p2p ? KIWI_MPA_RTR_WRITE | KIWI_MPA_RTR_READ : 0;
-	/* Stage the consumer's private data until TCP is up. */
-	memcpy(ep->mpa_buf + sizeof(struct kiwi_mpa_rr), param->private_data,
-	       param->private_data_len);
-	ep->mpa_got = param->private_data_len;
-
-	rv = kiwi_active_sock(id, &sock);
-	if (rv)
-		goto err;
-
-	mutex_lock(&ep->lock);
-	kiwi_qp_get(&qp->ibqp);
-	ep->qp = qp;
-	kiwi_cm_id_set(ep, id);
-	kiwi_sk_assoc(ep, sock);
-	ep->state = KIWI_EP_CONNECTING;
-	kiwi_ep_arm_timer(ep);
-	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?
-			    sizeof(struct sockaddr_in) :
-			    sizeof(struct sockaddr_in6), O_NONBLOCK);
-	kiwi_ep_event(ep, "connect", rv == -EINPROGRESS ? 0 : rv);
-	if (rv && rv != -EINPROGRESS) {
-		kiwi_ep_cancel_timer(ep);
-		kiwi_qp_put(&qp->ibqp);
-		ep->qp = NULL;
-		kiwi_sk_release(ep, true);
-		ep->cm_id = NULL;
-		id->rem_ref(id);
-		ep->state = KIWI_EP_CLOSED;
-		mutex_unlock(&ep->lock);
-		goto err;
-	}
-	mutex_unlock(&ep->lock);
-	/* Connected already (loopback) or not: the work sorts it out. */
-	kiwi_ep_kick(ep, KIWI_EV_SOCK);
-	kiwi_ep_put(ep);	/* socket, timer and work keep it alive */
-	return 0;
-err:
-	kiwi_ep_put(ep);
-	return rv;
-}
-
-static u16 kiwi_pick_rtr(u16 offered)
-{
-	if (offered & KIWI_MPA_RTR_WRITE)
-		return KIWI_MPA_RTR_WRITE;
-	if (offered & KIWI_MPA_RTR_READ)
-		return KIWI_MPA_RTR_READ;
-	return offered & KIWI_MPA_RTR_SEND;
-}
-
-/* Under ep->lock: bind @id's QP, send the accepting reply, go RTS. */
-static int kiwi_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *id,
-			      struct iw_cm_conn_param *param)
-{
-	struct kiwi_qp *qp;
-	int rv;
-
-	lockdep_assert_held(&ep->lock);
-	if (ep->state != KIWI_EP_RECVD_REQ || !ep->sock)
-		return -ECONNRESET;
-	if (param->private_data_len >
-	    KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2) ||
-	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
-		return -EINVAL;
-	qp = kiwi_cm_qp(id, param->qpn);
-	if (!qp || qp->ep)
-		return -EINVAL;
-
-	/* Our ORD may not exceed what the initiator can serve. */
-	ep->ird = param->ird;
-	ep->ord = ep->mpa.enhanced ? min_t(u16, param->ord, ep->mpa.ird) :
-				     param->ord;
-	ep->rtr = ep->mpa.p2p ? kiwi_pick_rtr(ep->mpa.rtr) : 0;
-	if (ep->mpa.p2p && !ep->rtr)
-		return -EOPNOTSUPP;	/* peer-to-peer without an RTR kind */
-	kiwi_qp_get(&qp->ibqp);
-	ep->qp = qp;
-	kiwi_cm_id_set(ep, id);
-
-	rv = kiwi_mpa_send(ep, false, kiwi_mpa_flags(ep), param->private_data,
-			   param->private_data_len);
-	if (!rv)
-		rv = kiwi_ep_go_rts(ep, 0);
-	if (rv) {
-		kiwi_qp_put(&qp->ibqp);
-		ep->qp = NULL;
-		kiwi_cm_id_drop(ep);
-	}
-	return rv;
-}
-
-int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
-{
-	struct kiwi_ep *ep = id->provider_data;
-	int rv;
-
-	if (!ep)
-		return -EINVAL;
-	mutex_lock(&ep->lock);
-	rv = kiwi_accept_locked(ep, id, param);
-	kiwi_ep_event(ep, "accept", rv);
-	if (rv) {
-		/*
-		 * After a failed accept the iw_cm's id goes back to idle and
-		 * no reject follows: the connection ends here, with a reset.
-		 */
-		kiwi_ep_cancel_timer(ep);
-		kiwi_sk_release(ep, true);
-		ep->state = KIWI_EP_CLOSED;
-		id->provider_data = NULL;
-	} else {
-		kiwi_upcall(ep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
-	}
-	mutex_unlock(&ep->lock);
-	kiwi_ep_put(ep);	/* the CONNECT_REQUEST reference */
-	return rv;
-}
-
-int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
-{
-	struct kiwi_ep *ep = id->provider_data;
-
-	if (!ep)
-		return -EINVAL;
-	mutex_lock(&ep->lock);
-	if (ep->state == KIWI_EP_RECVD_REQ && ep->sock) {
-		kiwi_ep_event(ep, "reject", 0);
-		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, pdata, pd_len);
-		kiwi_sk_release(ep, false);
-	}
-	ep->state = KIWI_EP_CLOSED;
-	mutex_unlock(&ep->lock);
-	id->provider_data = NULL;
-	kiwi_ep_put(ep);	/* the CONNECT_REQUEST reference */
-	return 0;
-}
-
-int kiwi_create_listen(struct iw_cm_id *id, int backlog)
-{
-	struct kiwi_device *kdev = to_kdev(id->device);
-	struct sockaddr_storage laddr = id->m_local_addr;
-	struct kiwi_ep *ep;
-	struct socket *sock;
-	int rv;
-
-	/*
-	 * rdma_cm issues a wildcard listen once per RDMA device, in the
-	 * listener's network namespace.  A device whose netdev lives in
-	 * another namespace can never receive a connection there: accept
-	 * the listen without a socket rather than occupy the port.
-	 */
-	if (kiwi_addr_any(&laddr) &&
-	    !net_eq(dev_net(kdev->netdev), current->nsproxy->net_ns)) {
-		id->provider_data = NULL;
-		return 0;
-	}
-	/* Bind each wildcard listen to its netdev so devices share the port. */
-	rv = kiwi_sock_create(&sock, (struct sockaddr *)&laddr, id->afonly,
-			      kiwi_addr_any(&laddr) ? kdev->netdev->ifindex : 0);
-	if (rv)
-		return rv;
-	rv = kernel_listen(sock, backlog);
-	if (rv) {
-		sock_release(sock);
-		return rv;
-	}
-	ep = kiwi_ep_alloc(kdev);
-	if (!ep) {
-		sock_release(sock);
-		return -ENOMEM;
-	}
-	mutex_lock(&ep->lock);
-	kiwi_cm_id_set(ep, id);
-	ep->state = KIWI_EP_LISTEN;
-	/* Half-open connections it may hold: its backlog, at least 32. */
-	ep->max_children = min_t(int, max(backlog, 32),
-				 READ_ONCE(kiwi_max_half_open));
-	kiwi_sk_assoc(ep, sock);
-	mutex_unlock(&ep->lock);
-	id->provider_data = ep;
-	return 0;
-}
-
-int kiwi_destroy_listen(struct iw_cm_id *id)
-{
-	struct kiwi_ep *ep = id->provider_data;
-
-	if (!ep)
-		return 0;
-	mutex_lock(&ep->lock);
-	ep->state = KIWI_EP_CLOSED;
-	kiwi_sk_release(ep, false);
-	kiwi_cm_id_drop(ep);
-	mutex_unlock(&ep->lock);
-	/* Pending children may still look at us; they hold references. */
-	if (cancel_work_sync(&ep->work))
-		kiwi_ep_put(ep);
-	id->provider_data = NULL;
-	kiwi_ep_put(ep);
-	return 0;
 }
 
 /* Under ep->lock: end whatever the endpoint is doing, at once. */

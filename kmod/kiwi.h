@@ -535,8 +535,9 @@ void kiwi_rx_init(struct kiwi_qp *qp);
 void kiwi_rx_stop(struct kiwi_qp *qp);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_release(struct kiwi_qp *qp);
+void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp);
 
-/* tx.c: FPDU transmit */
+/* tx.c, fpdu.c: transmit (tx.h has what only the two share) */
 int kiwi_tx_init(struct kiwi_qp *qp);
 void kiwi_tx_free(struct kiwi_qp *qp);
 #define KIWI_TX_CPU_PICK	(-2)	/* tx_cpu: picked at the first kick */

@@ -693,3 +693,13 @@ void kiwi_rx_release(struct kiwi_qp *qp)
 		kiwi_rx_complete(qp, IB_WC_WR_FLUSH_ERR, 0, 0, false);
 	rx->dead = true;
 }
+
+/*
+ * Our ready-to-receive message is a zero-length READ (RFC 6581): its
+ * zero-length response answers no work request of the consumer's.
+ * Called by the transmit path just before the READ goes out.
+ */
+void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp)
+{
+	WRITE_ONCE(qp->rx.orq_skip, 1);
+}

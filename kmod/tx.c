@@ -1,394 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kiwi: transmit path -- builds FPDUs (MPA length, DDP/RDMAP header,
- * payload, pad, CRC32c) and hands them to TCP.
+ * kiwi: transmit path, DDP and RDMAP (RFC 5041, RFC 5040) -- which
+ * message goes next, its segmentation into FPDUs and their headers;
+ * fpdu.c frames each FPDU (MPA) and hands it to TCP.
  *
  * One work item per QP does all sending, so FPDUs of different messages
  * never interleave on the stream.  Inbound READ responses and TERMINATE
  * go before new send queue work.  FPDUs are copied out of the registered
- * memory into pages that TCP then takes by reference (see struct
- * kiwi_tx_batch), so a work request may complete as soon as its FPDUs
- * are queued.
+ * memory into pages that TCP then takes by reference (fpdu.c), so a
+ * work request may complete as soon as its FPDUs are queued.
  */
-#include <linux/mm.h>
-#include <linux/net.h>
 #include <linux/slab.h>
-#include <linux/uio.h>
-#include <linux/version.h>
 #include <net/tcp.h>
 
-#include "kiwi.h"
+#include "tx.h"
 #include "trace.h"
-
-
-/*
- * FPDUs of one message are gathered into a batch and handed to TCP in
- * one go: at an MTU of 1500 a 64 KiB message is 45 FPDUs, and the
- * per-call cost of sending would otherwise rival the copying.
- *
- * Each FPDU is copied -- header, payload, pad and CRC -- into pages of
- * our own, and those pages go to TCP by reference (sendpage; since
- * Linux 6.5 sendmsg() with MSG_SPLICE_PAGES), not copied again.  The
- * payload is read once: the MPA CRC is computed in the same
- * pass as the copy (kiwi_crc_copy_mem()), where letting TCP copy from
- * the registered pages would read them twice, once for the CRC and once
- * for TCP's copy.  The copy also makes a work request complete as soon
- * as its FPDUs are queued: the application can never see its buffer
- * reused while TCP still needs the bytes.
- */
-#define KIWI_TX_HDR_MAX		64	/* header scratch; trailer follows */
-#define KIWI_TX_SLOT		(KIWI_TX_HDR_MAX + 8)
-#define KIWI_TX_BVECS		64	/* page pieces per batch */
-#define KIWI_TX_FPDU_BVECS	(MAX_SKB_FRAGS + 4)	/* most per FPDU */
-#define KIWI_TX_BATCH_BYTES	(64 * 1024)
-#define KIWI_TX_PIECE_MIN	64	/* smaller page tails are skipped */
-
-struct kiwi_tx_batch {
-	struct page_frag frag;	/* where the next bytes are copied */
-	struct bio_vec bv[KIWI_TX_BVECS];	/* each holds a page ref */
-	u32 nbv;
-	u32 bytes;
-	bool atomic;	/* receive path: socket held, no sleeping */
-	u8 hdr[KIWI_TX_SLOT];	/* the FPDU being built: header, trailer */
-};
-
-/* Where an FPDU's payload comes from. */
-struct kiwi_src {
-	struct kiwi_qp *qp;
-	const struct kiwi_sge *sge;	/* SGE list, or */
-	u32 num_sge;
-	const u8 *kbuf;			/* a kernel buffer (inline data) */
-	struct kiwi_mem *mem;		/* or one registered region at addr, */
-	u32 gen;			/* checked at this generation */
-	u64 addr;
-};
-
-static void kiwi_tx_batch_reset(struct kiwi_tx_batch *b)
-{
-	while (b->nbv)
-		put_page(b->bv[--b->nbv].bv_page);
-	b->bytes = 0;
-}
-
-/*
- * Bytes of our page frag that the next copy may fill, refilling it when
- * it is used up (a page only TCP still holds is refilled, ours is not).
- * Returns the room, or -ENOMEM (-EAGAIN in the receive path, where the
- * worker can try again).
- */
-static int kiwi_tx_room(struct kiwi_tx_batch *b)
-{
-	gfp_t gfp = (b->atomic ? GFP_ATOMIC : GFP_KERNEL) | __GFP_NOWARN;
-	struct page_frag *f = &b->frag;
-
-	if (!skb_page_frag_refill(KIWI_TX_PIECE_MIN, f, gfp))
-		return b->atomic ? -EAGAIN : -ENOMEM;
-	return f->size - f->offset;
-}
-
-static void *kiwi_tx_frag_va(struct kiwi_tx_batch *b)
-{
-	return page_address(b->frag.page) + b->frag.offset;
-}
-
-/*
- * @n bytes were just copied to the frag: add them to the batch.  Pieces
- * that follow on in one page grow the same bvec.  Returns 0, or -ENOSPC
- * when the bvecs are full.
- */
-static int kiwi_tx_commit(struct kiwi_tx_batch *b, u32 n)
-{
-	struct bio_vec *last = b->nbv ? &b->bv[b->nbv - 1] : NULL;
-	struct page_frag *f = &b->frag;
-
-	if (last && last->bv_page == f->page &&
-	    last->bv_offset + last->bv_len == f->offset) {
-		last->bv_len += n;
-	} else {
-		if (b->nbv == KIWI_TX_BVECS)
-			return -ENOSPC;
-		get_page(f->page);
-		b->bv[b->nbv++] = (struct bio_vec){
-			.bv_page = f->page, .bv_offset = f->offset,
-			.bv_len = n,
-		};
-	}
-	f->offset += n;
-	b->bytes += n;
-	return 0;
-}
-
-/* Where kiwi_tx_copy() takes its bytes: a kernel buffer, or a region. */
-struct kiwi_tx_from {
-	const u8 *p;
-	struct kiwi_mem *mem;		/* if set: @addr in it, at @gen */
-	u32 gen;
-	u64 addr;
-};
-
-/*
- * Copy @len bytes from @from to the batch, extending @crc over them
- * unless it is NULL.  Returns 0, -EINVAL if @from's region was
- * invalidated or deregistered since it was checked, or the errors of
- * kiwi_tx_room()/_commit().
- */
-static int kiwi_tx_copy(struct kiwi_tx_batch *b, struct kiwi_tx_from *from,
-			u32 len, u32 *crc)
-{
-	while (len) {
-		int room = kiwi_tx_room(b);
-		void *to;
-		u32 n;
-		int rv;
-
-		if (room < 0)
-			return room;
-		n = min_t(u32, len, room);
-		to = kiwi_tx_frag_va(b);
-		if (!from->mem) {
-			kiwi_crc_copy_mem(to, from->p, n, crc);
-			from->p += n;
-		} else if (kiwi_mem_copy_out(from->mem, from->gen, from->addr,
-					     to, n, crc)) {
-			from->addr += n;
-		} else {
-			return -EINVAL;
-		}
-		rv = kiwi_tx_commit(b, n);
-		if (rv)
-			return rv;
-		len -= n;
-	}
-	return 0;
-}
-
-static int kiwi_tx_put(struct kiwi_tx_batch *b, const void *p, u32 len,
-		       u32 *crc)
-{
-	struct kiwi_tx_from from = { .p = p };
-
-	return kiwi_tx_copy(b, &from, len, crc);
-}
-
-/* @len bytes at @addr of @mem, checked at generation @gen. */
-static int kiwi_tx_put_mem(struct kiwi_tx_batch *b, struct kiwi_mem *mem,
-			   u32 gen, u64 addr, u32 len, u32 *crc)
-{
-	struct kiwi_tx_from from = { .mem = mem, .gen = gen, .addr = addr };
-
-	return kiwi_tx_copy(b, &from, len, crc);
-}
-
-/*
- * Copy payload bytes [@off, @off + @len) of @src to the batch.  Local
- * SGEs are looked up and checked here, at transmit time, so a
- * deregistered buffer can never be sent.  Returns 0, -EINVAL for a bad
- * local SGE (a local protection error), or kiwi_tx_put()'s errors.
- */
-static int kiwi_tx_put_src(struct kiwi_tx_batch *b, struct kiwi_src *src,
-			   u32 off, u32 len, u32 *crc)
-{
-	int i, rv;
-
-	if (!len)
-		return 0;
-	if (src->kbuf)
-		return kiwi_tx_put(b, src->kbuf + off, len, crc);
-	if (src->mem)
-		return kiwi_tx_put_mem(b, src->mem, src->gen, src->addr + off,
-				       len, crc);
-
-	for (i = 0; i < src->num_sge && len; i++) {
-		const struct kiwi_sge *sge = &src->sge[i];
-		struct kiwi_mem *mem;
-		u32 chunk, gen;
-
-		if (off >= sge->len) {
-			off -= sge->len;
-			continue;
-		}
-		chunk = min(len, sge->len - off);
-		mem = kiwi_mem_get(src->qp->kdev, sge->lkey);
-		if (!mem)
-			return -EINVAL;
-		rv = kiwi_mem_check(mem, src->qp->ibqp.pd, sge->addr + off,
-				    chunk, 0, &gen);
-		if (rv)
-			rv = -EINVAL;
-		else
-			rv = kiwi_tx_put_mem(b, mem, gen, sge->addr + off,
-					     chunk, crc);
-		kiwi_mem_put(mem);
-		if (rv)
-			return rv;
-		len -= chunk;
-		off = 0;
-	}
-	return len ? -EINVAL : 0;
-}
-
-/* The header scratch of the FPDU being built (its trailer follows). */
-static u8 *kiwi_tx_slot(struct kiwi_qp *qp)
-{
-	return qp->tx_batch->hdr;
-}
-
-/*
- * Hand the batch's pages to TCP, which takes its own references.
- * Returns the bytes TCP took, or a negative errno if it took none.
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
-static int kiwi_tx_pages(struct sock *sk, struct kiwi_tx_batch *b, bool more)
-{
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_SPLICE_PAGES };
-
-	if (more)
-		msg.msg_flags |= MSG_MORE;
-	if (b->atomic)
-		msg.msg_flags |= MSG_DONTWAIT;
-	iov_iter_bvec(&msg.msg_iter, WRITE, b->bv, b->nbv, b->bytes);
-	return tcp_sendmsg_locked(sk, &msg, b->bytes);
-}
-#else
-static int kiwi_tx_pages(struct sock *sk, struct kiwi_tx_batch *b, bool more)
-{
-	int rv = 0, sent = 0;
-	u32 i;
-
-	for (i = 0; i < b->nbv; i++) {
-		const struct bio_vec *bv = &b->bv[i];
-		int flags = MSG_NOSIGNAL;
-
-		if (i + 1 < b->nbv)	/* push only after the last piece */
-			flags |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
-		else if (more)
-			flags |= MSG_MORE;
-		if (b->atomic)
-			flags |= MSG_DONTWAIT;
-		rv = tcp_sendpage_locked(sk, bv->bv_page, bv->bv_offset,
-					 bv->bv_len, flags);
-		if (rv > 0)
-			sent += rv;
-		if (rv != bv->bv_len)
-			break;
-	}
-	return sent ?: rv;
-}
-#endif
-
-/*
- * The caller holds the socket: lock_sock() in process context, or the
- * receive path's hold in an atomic batch, which must not wait: -EAGAIN
- * then means that nothing of it was sent.  Returns 0 or a negative
- * errno; -EIO after a partial send (the stream is lost).
- */
-static int kiwi_tx_push(struct sock *sk, struct kiwi_tx_batch *b, bool more)
-{
-	int rv = kiwi_tx_pages(sk, b, more);
-
-	if (rv == b->bytes)
-		return 0;
-	if (rv > 0)
-		return -EIO;
-	if (b->atomic)
-		return -EAGAIN;
-	return rv < 0 ? rv : -EIO;
-}
-
-static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
-			 bool more)
-{
-	int rv;
-
-	if (!b->nbv)
-		return 0;
-	if (b->atomic) {
-		rv = kiwi_tx_push(sock->sk, b, more);
-	} else {
-		lock_sock(sock->sk);
-		rv = kiwi_tx_push(sock->sk, b, more);
-		release_sock(sock->sk);
-	}
-	kiwi_tx_batch_reset(b);
-	return rv;
-}
-
-/*
- * Add one FPDU to the batch: the header in the scratch slot (hdr_len
- * bytes, MPA length filled in here), then @len payload bytes from @src
- * at @off.  The batch goes out when full, and with the last FPDU of a
- * message (!@more).  Returns 0 or a negative errno; -EINVAL means the
- * local source was bad (a local protection error): then nothing of the
- * batch has been sent.
- */
-static int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
-			u32 hdr_len, struct kiwi_src *src, u32 off, u32 len,
-			bool more)
-{
-	struct kiwi_tx_batch *b = qp->tx_batch;
-	u8 *hdr = kiwi_tx_slot(qp);
-	struct kiwi_ctrl *ctrl = (struct kiwi_ctrl *)hdr;
-	u8 *trailer = hdr + KIWI_TX_HDR_MAX;
-	u32 pad = kiwi_mpa_pad(hdr_len + len);
-	u32 crc = ~0U, *pcrc = qp->crc ? &crc : NULL;
-	int rv;
-
-	ctrl->mpa_len = cpu_to_be16(hdr_len - KIWI_MPA_HDR_LEN + len);
-	rv = kiwi_tx_put(b, hdr, hdr_len, pcrc);
-	if (!rv)
-		rv = kiwi_tx_put_src(b, src, off, len, pcrc);
-	if (!rv) {
-		memset(trailer, 0, 4);
-		if (qp->crc) {
-			crc = kiwi_crc32c(crc, trailer, pad);
-			put_unaligned_le32(~crc, trailer + pad);
-		} else {
-			memset(trailer + pad, 0, KIWI_MPA_CRC_LEN);
-		}
-		rv = kiwi_tx_put(b, trailer, pad + KIWI_MPA_CRC_LEN, NULL);
-	}
-	if (rv) {
-		kiwi_tx_batch_reset(b);	/* unsent: the stream stays framed */
-		return rv;
-	}
-
-	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, 1);
-	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, len);
-
-	/* Room for another FPDU in bvecs and bytes? */
-	if (more && b->nbv + KIWI_TX_FPDU_BVECS <= KIWI_TX_BVECS &&
-	    b->bytes < KIWI_TX_BATCH_BYTES)
-		return 0;
-	return kiwi_tx_flush(sock, b, more);
-}
-
-/*
- * Payload per FPDU with a peer that agreed to large FPDUs: a 64 KiB
- * message is two of them, instead of 45 at an MTU of 1500, and TCP
- * segments them as it likes (its GSO sizes, not its MSS).
- */
-#define KIWI_TX_LARGE_PAYLOAD	(32 * 1024)
-
-/*
- * Largest payload per FPDU: one TCP segment (optimized MPA, RFC 5044),
- * unless the peer takes more.
- */
-static u32 kiwi_tx_max_payload(struct kiwi_qp *qp, struct socket *sock,
-			       u32 hdr_len)
-{
-	u32 mss = READ_ONCE(tcp_sk(sock->sk)->mss_cache);
-	u32 room;
-
-	if (qp->large_fpdu)
-		return KIWI_TX_LARGE_PAYLOAD;
-
-	mss = clamp_t(u32, mss, 256, KIWI_MPA_MAX_ULPDU + KIWI_MPA_HDR_LEN);
-	room = mss - hdr_len - KIWI_MPA_CRC_LEN;
-	/* Non-final segments stay 4-byte aligned: no pad on the wire. */
-	room &= ~3U;
-	/* Page-bounded too, so the bvec array always suffices. */
-	return min_t(u32, room, (KIWI_TX_FPDU_BVECS - 4) * PAGE_SIZE);
-}
 
 /* ---- FPDU headers ---- */
 
@@ -555,8 +181,7 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 
 	switch (kind) {
 	case KIWI_MPA_RTR_READ:
-		/* Our receive path swallows the zero-length response. */
-		WRITE_ONCE(qp->rx.orq_skip, 1);
+		kiwi_rx_expect_rtr_read(qp);
 		return kiwi_tx_read_req(qp, sock, 0, 0, 0, 0, 0);
 	case KIWI_MPA_RTR_SEND:
 		kiwi_tx_hdr_untagged(qp, KIWI_OP_SEND, true, KIWI_QN_SEND,
@@ -835,7 +460,6 @@ void kiwi_tx_start(struct kiwi_qp *qp)
  */
 static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 {
-	struct kiwi_tx_batch *b = qp->tx_batch;
 	gfp_t gfp = sk->sk_allocation;
 	struct kiwi_irqe e;
 	unsigned long flags;
@@ -844,7 +468,7 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 
 	if (kiwi_qp_state(qp) != KIWI_QP_RTS ||
 	    READ_ONCE(qp->term_pending) || READ_ONCE(qp->rtr_pending) ||
-	    b->nbv || !sk->sk_socket ||
+	    !kiwi_tx_batch_empty(qp->tx_batch) || !sk->sk_socket ||
 	    sk_stream_wspace(sk) < KIWI_TX_INLINE_ROOM)
 		return false;
 	spin_lock_irqsave(&qp->irq_lock, flags);
@@ -856,9 +480,9 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 
 	/* No sleeping allocations, and not the interrupted task's frag. */
 	sk->sk_allocation = GFP_ATOMIC;
-	b->atomic = true;
+	kiwi_tx_batch_atomic(qp->tx_batch, true);
 	rv = kiwi_tx_read_resp(qp, sk->sk_socket, &e);
-	b->atomic = false;
+	kiwi_tx_batch_atomic(qp->tx_batch, false);
 	sk->sk_allocation = gfp;
 	/* Nothing sent: the worker sends it, or reports the bad source. */
 	if (rv == -EAGAIN || rv == -EINVAL)
@@ -892,7 +516,7 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 	qp->tx_cpu = WORK_CPU_UNBOUND;	/* until connected */
 	mutex_init(&qp->tx_mutex);
 	spin_lock_init(&qp->irq_lock);
-	qp->tx_batch = kzalloc(sizeof(*qp->tx_batch), GFP_KERNEL);
+	qp->tx_batch = kiwi_tx_batch_alloc();
 	qp->irq = kcalloc(KIWI_MAX_IRD, sizeof(*qp->irq), GFP_KERNEL);
 	if (!qp->tx_batch || !qp->irq) {
 		kiwi_tx_free(qp);
@@ -903,12 +527,7 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 
 void kiwi_tx_free(struct kiwi_qp *qp)
 {
-	if (qp->tx_batch) {
-		kiwi_tx_batch_reset(qp->tx_batch);
-		if (qp->tx_batch->frag.page)
-			put_page(qp->tx_batch->frag.page);
-	}
-	kfree(qp->tx_batch);
+	kiwi_tx_batch_free(qp->tx_batch);
 	kfree(qp->irq);
 	qp->tx_batch = NULL;
 	qp->irq = NULL;

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kiwi: what the three files of connection management share -- the
+ * endpoint, its states and events, and the calls between them:
+ *
+ *   cm.c    endpoints: lifetime, socket callbacks, the state machine
+ *           run by each endpoint's work, upcalls to the iw_cm, binding
+ *           to a QP, device removal and module unload
+ *   mpa.c   the MPA request/reply frames (RFC 5044 section 7, RFC 6581)
+ *           and the TCP socket under them (creation, tuning, the
+ *           receive window clamped until RTS)
+ *   iwcm.c  the iw_cm provider entry points: connect, accept, reject,
+ *           create and destroy a listener
+ *
+ * Not for the rest of the module: kiwi.h has what the QP layer and the
+ * data path may call.
+ */
+#ifndef KIWI_CM_H
+#define KIWI_CM_H
+
+#include <rdma/iw_cm.h>
+
+#include "kiwi.h"
+
+extern bool kiwi_p2p;
+extern bool kiwi_large_fpdu;
+extern unsigned int kiwi_max_half_open;
+
+/* Receive window of a connection until RTS (TCP_WINDOW_CLAMP). */
+#define KIWI_SETUP_WINDOW	4096
+
+enum kiwi_ep_state {
+	KIWI_EP_IDLE,
+	KIWI_EP_LISTEN,
+	KIWI_EP_CONNECTING,		/* active: TCP connect in progress */
+	KIWI_EP_AWAIT_REP,		/* active: MPA request sent */
+	KIWI_EP_AWAIT_REQ,		/* passive: reading MPA request */
+	KIWI_EP_RECVD_REQ,		/* passive: consumer to accept/reject */
+	KIWI_EP_RTS,			/* QP bound, data flowing */
+	KIWI_EP_CLOSING,		/* local graceful close, FIN sent */
+	KIWI_EP_CLOSED,
+};
+
+/* Event bits in ep->events. */
+enum {
+	KIWI_EV_SOCK,			/* data or state change on the socket */
+	KIWI_EV_TIMEOUT,
+	KIWI_EV_CLOSE,			/* QP going to SQD: graceful close */
+	KIWI_EV_ABORT,			/* QP going to ERROR: abort */
+};
+
+struct kiwi_ep {
+	struct kref ref;
+	struct list_head entry;		/* on kiwi_ep_list */
+	struct kiwi_device *kdev;
+	struct mutex lock;
+	enum kiwi_ep_state state;
+	struct socket *sock;
+	struct iw_cm_id *cm_id;		/* referenced while set */
+	struct kiwi_ep *listener;	/* passive: referenced parent */
+	struct kiwi_qp *qp;		/* referenced while set */
+	struct work_struct work;
+	struct delayed_work timer;
+	unsigned long events;
+	bool initiator;
+	bool disconnected;		/* IW_CM_EVENT_DISCONNECT delivered */
+	bool half_open;			/* counted in listener and device */
+	int setup_clamp;		/* window clamp to restore at RTS, or 0 */
+	atomic_t children;		/* listener: half-open connections */
+	int max_children;		/* listener: its backlog */
+
+	/* MPA exchange */
+	u32 mpa_got;
+	struct kiwi_mpa_info mpa;
+	u8 mpa_buf[sizeof(struct kiwi_mpa_rr) + KIWI_MPA_MAX_PD];
+	u16 ird;
+	u16 ord;
+	bool crc;
+	bool large;			/* FPDUs beyond one segment: offered,
+					 * then agreed */
+	u16 rtr;			/* RTR message chosen (one bit) */
+
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+};
+
+/* cm.c: endpoints and their state machine */
+struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev);
+void kiwi_ep_put(struct kiwi_ep *ep);
+void kiwi_ep_kick(struct kiwi_ep *ep, int event);
+void kiwi_ep_arm_timer(struct kiwi_ep *ep);
+void kiwi_ep_cancel_timer(struct kiwi_ep *ep);
+void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status);
+void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock);
+void kiwi_sk_release(struct kiwi_ep *ep, bool abort);
+void kiwi_cm_id_set(struct kiwi_ep *ep, struct iw_cm_id *id);
+void kiwi_cm_id_drop(struct kiwi_ep *ep);
+int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
+		       enum iw_cm_event_type type, int status,
+		       const void *pd, u32 pd_len);
+int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr);
+
+/* mpa.c: MPA frames and the TCP socket under them */
+u8 kiwi_mpa_flags(const struct kiwi_ep *ep);
+int kiwi_mpa_send(struct kiwi_ep *ep, bool req, u8 flags,
+			 const void *pd, u16 pd_len);
+int kiwi_mpa_recv(struct kiwi_ep *ep, bool req);
+const void *kiwi_mpa_ulp_pd(struct kiwi_ep *ep);
+void kiwi_sock_clamp(struct kiwi_ep *ep);
+void kiwi_sock_unclamp(struct kiwi_ep *ep);
+int kiwi_sock_create(struct socket **sock, struct sockaddr *laddr,
+			    bool afonly, int ifindex);
+int kiwi_active_sock(struct iw_cm_id *id, struct socket **sock);
+bool kiwi_addr_any(const struct sockaddr_storage *a);
+
+#endif /* KIWI_CM_H */

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: the iw_cm provider entry points (struct ib_device_ops iw_*):
+ * connect, accept, reject, create and destroy a listener.  Each
+ * creates or finishes an endpoint (cm.c) under its lock; everything
+ * that happens afterwards runs in the endpoint's work.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/inet.h>
+#include <linux/nsproxy.h>
+#include <net/sock.h>
+
+#include "cm.h"
+
+static struct kiwi_qp *kiwi_cm_qp(struct iw_cm_id *id, u32 qpn)
+{
+	struct ib_qp *ibqp = kiwi_get_qp(id->device, qpn);
+
+	return ibqp ? to_kqp(ibqp) : NULL;
+}
+
+int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_device *kdev = to_kdev(id->device);
+	struct sockaddr *raddr = (struct sockaddr *)&id->m_remote_addr;
+	struct kiwi_qp *qp;
+	struct kiwi_ep *ep;
+	struct socket *sock;
+	int rv;
+
+	if (param->private_data_len > KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2))
+		return -EINVAL;
+	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
+		return -EINVAL;
+	qp = kiwi_cm_qp(id, param->qpn);
+	if (!qp)
+		return -EINVAL;
+	if (raddr->sa_family != id->m_local_addr.ss_family)
+		return -EAFNOSUPPORT;
+
+	ep = kiwi_ep_alloc(kdev);
+	if (!ep)
+		return -ENOMEM;
+	ep->initiator = true;
+	ep->crc = READ_ONCE(kiwi_crc_default);
+	ep->large = READ_ONCE(kiwi_large_fpdu);
+	ep->ird = param->ird;
+	ep->ord = param->ord;
+	ep->mpa.rev = KIWI_MPA_REV2;
+	ep->mpa.p2p = READ_ONCE(kiwi_p2p);
+	ep->rtr = ep->mpa.p2p ? KIWI_MPA_RTR_WRITE | KIWI_MPA_RTR_READ : 0;
+	/* Stage the consumer's private data until TCP is up. */
+	memcpy(ep->mpa_buf + sizeof(struct kiwi_mpa_rr), param->private_data,
+	       param->private_data_len);
+	ep->mpa_got = param->private_data_len;
+
+	rv = kiwi_active_sock(id, &sock);
+	if (rv)
+		goto err;
+
+	mutex_lock(&ep->lock);
+	kiwi_qp_get(&qp->ibqp);
+	ep->qp = qp;
+	kiwi_cm_id_set(ep, id);
+	kiwi_sk_assoc(ep, sock);
+	ep->state = KIWI_EP_CONNECTING;
+	kiwi_ep_arm_timer(ep);
+	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?
+			    sizeof(struct sockaddr_in) :
+			    sizeof(struct sockaddr_in6), O_NONBLOCK);
+	kiwi_ep_event(ep, "connect", rv == -EINPROGRESS ? 0 : rv);
+	if (rv && rv != -EINPROGRESS) {
+		kiwi_ep_cancel_timer(ep);
+		kiwi_qp_put(&qp->ibqp);
+		ep->qp = NULL;
+		kiwi_sk_release(ep, true);
+		ep->cm_id = NULL;
+		id->rem_ref(id);
+		ep->state = KIWI_EP_CLOSED;
+		mutex_unlock(&ep->lock);
+		goto err;
+	}
+	mutex_unlock(&ep->lock);
+	/* Connected already (loopback) or not: the work sorts it out. */
+	kiwi_ep_kick(ep, KIWI_EV_SOCK);
+	kiwi_ep_put(ep);	/* socket, timer and work keep it alive */
+	return 0;
+err:
+	kiwi_ep_put(ep);
+	return rv;
+}
+
+static u16 kiwi_pick_rtr(u16 offered)
+{
+	if (offered & KIWI_MPA_RTR_WRITE)
+		return KIWI_MPA_RTR_WRITE;
+	if (offered & KIWI_MPA_RTR_READ)
+		return KIWI_MPA_RTR_READ;
+	return offered & KIWI_MPA_RTR_SEND;
+}
+
+/* Under ep->lock: bind @id's QP, send the accepting reply, go RTS. */
+static int kiwi_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *id,
+			      struct iw_cm_conn_param *param)
+{
+	struct kiwi_qp *qp;
+	int rv;
+
+	lockdep_assert_held(&ep->lock);
+	if (ep->state != KIWI_EP_RECVD_REQ || !ep->sock)
+		return -ECONNRESET;
+	if (param->private_data_len >
+	    KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2) ||
+	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
+		return -EINVAL;
+	qp = kiwi_cm_qp(id, param->qpn);
+	if (!qp || qp->ep)
+		return -EINVAL;
+
+	/* Our ORD may not exceed what the initiator can serve. */
+	ep->ird = param->ird;
+	ep->ord = ep->mpa.enhanced ? min_t(u16, param->ord, ep->mpa.ird) :
+				     param->ord;
+	ep->rtr = ep->mpa.p2p ? kiwi_pick_rtr(ep->mpa.rtr) : 0;
+	if (ep->mpa.p2p && !ep->rtr)
+		return -EOPNOTSUPP;	/* peer-to-peer without an RTR kind */
+	kiwi_qp_get(&qp->ibqp);
+	ep->qp = qp;
+	kiwi_cm_id_set(ep, id);
+
+	rv = kiwi_mpa_send(ep, false, kiwi_mpa_flags(ep), param->private_data,
+			   param->private_data_len);
+	if (!rv)
+		rv = kiwi_ep_go_rts(ep, 0);
+	if (rv) {
+		kiwi_qp_put(&qp->ibqp);
+		ep->qp = NULL;
+		kiwi_cm_id_drop(ep);
+	}
+	return rv;
+}
+
+int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_ep *ep = id->provider_data;
+	int rv;
+
+	if (!ep)
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	rv = kiwi_accept_locked(ep, id, param);
+	kiwi_ep_event(ep, "accept", rv);
+	if (rv) {
+		/*
+		 * After a failed accept the iw_cm's id goes back to idle and
+		 * no reject follows: the connection ends here, with a reset.
+		 */
+		kiwi_ep_cancel_timer(ep);
+		kiwi_sk_release(ep, true);
+		ep->state = KIWI_EP_CLOSED;
+		id->provider_data = NULL;
+	} else {
+		kiwi_upcall(ep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	}
+	mutex_unlock(&ep->lock);
+	kiwi_ep_put(ep);	/* the CONNECT_REQUEST reference */
+	return rv;
+}
+
+int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
+{
+	struct kiwi_ep *ep = id->provider_data;
+
+	if (!ep)
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	if (ep->state == KIWI_EP_RECVD_REQ && ep->sock) {
+		kiwi_ep_event(ep, "reject", 0);
+		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, pdata, pd_len);
+		kiwi_sk_release(ep, false);
+	}
+	ep->state = KIWI_EP_CLOSED;
+	mutex_unlock(&ep->lock);
+	id->provider_data = NULL;
+	kiwi_ep_put(ep);	/* the CONNECT_REQUEST reference */
+	return 0;
+}
+
+int kiwi_create_listen(struct iw_cm_id *id, int backlog)
+{
+	struct kiwi_device *kdev = to_kdev(id->device);
+	struct sockaddr_storage laddr = id->m_local_addr;
+	struct kiwi_ep *ep;
+	struct socket *sock;
+	int rv;
+
+	/*
+	 * rdma_cm issues a wildcard listen once per RDMA device, in the
+	 * listener's network namespace.  A device whose netdev lives in
+	 * another namespace can never receive a connection there: accept
+	 * the listen without a socket rather than occupy the port.
+	 */
+	if (kiwi_addr_any(&laddr) &&
+	    !net_eq(dev_net(kdev->netdev), current->nsproxy->net_ns)) {
+		id->provider_data = NULL;
+		return 0;
+	}
+	/* Bind each wildcard listen to its netdev so devices share the port. */
+	rv = kiwi_sock_create(&sock, (struct sockaddr *)&laddr, id->afonly,
+			      kiwi_addr_any(&laddr) ? kdev->netdev->ifindex : 0);
+	if (rv)
+		return rv;
+	rv = kernel_listen(sock, backlog);
+	if (rv) {
+		sock_release(sock);
+		return rv;
+	}
+	ep = kiwi_ep_alloc(kdev);
+	if (!ep) {
+		sock_release(sock);
+		return -ENOMEM;
+	}
+	mutex_lock(&ep->lock);
+	kiwi_cm_id_set(ep, id);
+	ep->state = KIWI_EP_LISTEN;
+	/* Half-open connections it may hold: its backlog, at least 32. */
+	ep->max_children = min_t(int, max(backlog, 32),
+				 READ_ONCE(kiwi_max_half_open));
+	kiwi_sk_assoc(ep, sock);
+	mutex_unlock(&ep->lock);
+	id->provider_data = ep;
+	return 0;
+}
+
+int kiwi_destroy_listen(struct iw_cm_id *id)
+{
+	struct kiwi_ep *ep = id->provider_data;
+
+	if (!ep)
+		return 0;
+	mutex_lock(&ep->lock);
+	ep->state = KIWI_EP_CLOSED;
+	kiwi_sk_release(ep, false);
+	kiwi_cm_id_drop(ep);
+	mutex_unlock(&ep->lock);
+	/* Pending children may still look at us; they hold references. */
+	if (cancel_work_sync(&ep->work))
+		kiwi_ep_put(ep);
+	id->provider_data = NULL;
+	kiwi_ep_put(ep);
+	return 0;
+}
