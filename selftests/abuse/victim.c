@@ -19,9 +19,10 @@
  * to fail or end -- the peer is hostile, so it must -- and reports the
  * QP state and the async events seen.
  *
- *   -l SECS  instead: listen for SECS seconds and accept whatever
- *            requests come, expecting nothing of them (an accept may
- *            fail: the peer abuses the handshake); exit 0 at the end.  Output: "# " lines and a final
+ *   -l SECS  instead: listen for SECS seconds (or until SIGTERM) and
+ *            accept whatever requests come, expecting nothing of them
+ *            (an accept may fail: the peer abuses the handshake); exit 0
+ *            at the end.  Output: "# " lines and a final
  * "victim: ..." summary.  Exit status 0 if everything went as above, 1
  * if not, 2 on usage errors.
  */
@@ -29,6 +30,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +47,12 @@
 #define REGION_LEN	(64 * 1024)
 
 static int timeout_s = 20;
+static volatile sig_atomic_t stop;	/* -l: SIGTERM ends the listening */
+
+static void on_term(int sig __attribute__((unused)))
+{
+	stop = 1;
+}
 
 static double now_ms(void)
 {
@@ -106,10 +114,12 @@ static const char *qp_state(struct ibv_qp *qp)
 static int listen_only(struct rdma_event_channel *ch, int secs)
 {
 	double end = now_ms() + secs * 1000.0;
+	struct sigaction sa = { .sa_handler = on_term };	/* no SA_RESTART */
 	struct rdma_cm_event *ev;
 	int n = 0, failed = 0;
 
-	while (now_ms() < end) {
+	sigaction(SIGTERM, &sa, NULL);
+	while (now_ms() < end && !stop) {
 		struct rdma_conn_param cp = { .responder_resources = 1,
 					      .initiator_depth = 1 };
 		struct ibv_qp_init_attr qa = { 0 };

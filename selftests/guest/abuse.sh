@@ -141,23 +141,24 @@ ep_count() { cat /sys/module/kiwi/parameters/cm_endpoints 2>/dev/null || echo 0;
 tcp_objs() { awk '$1 == "TCP" { print $2 }' /proc/slabinfo; }
 HSPORT=7450
 
-# hs_case NAME PEER_ARGS VICTIM_SECS DESCRIPTION [COUNTER]: a tolerant
-# victim listens on kiwi1 for VICTIM_SECS while fpdu_peer abuses the
-# handshake; afterwards the endpoints (cm_endpoints) and kernel TCP
-# sockets must be back where they were (within 15 s).
+# hs_case NAME PEER_ARGS DESCRIPTION [COUNTER]: a tolerant victim
+# listens on kiwi1 while fpdu_peer abuses the handshake, and is stopped
+# once the peer is done; afterwards the endpoints (cm_endpoints) and
+# kernel TCP sockets must be back where they were (within 15 s).
 hs_case() {
-	local name=$1 pargs=$2 vs=$3 desc=$4 ctr=${5:-} port=$HSPORT
+	local name=$1 pargs=$2 desc=$3 ctr=${4:-} port=$HSPORT
 	local vpid prc=0 e0 t0 e1 t1 before why=
 	HSPORT=$((HSPORT + 1))
 	e0=$(ep_count)
 	t0=$(tcp_objs)
 	[ -z "$ctr" ] || before=$(stat $ctr)
-	B timeout 120 "$BIN/victim" -a $SRV -p $port -l "$vs" >"$TMPD/v" 2>&1 &
+	B timeout 120 "$BIN/victim" -a $SRV -p $port -l 110 >"$TMPD/v" 2>&1 &
 	vpid=$!
 	wait_port $SRV $port
 	# shellcheck disable=SC2086
 	A timeout 90 "$BIN/fpdu_peer" -a $SRV -p $port $pargs >"$TMPD/p" 2>&1 ||
 		prc=$?
+	kill_tree $vpid		# the victim ends its listening on SIGTERM
 	wait $vpid
 	for _ in $(seq 1 30); do
 		e1=$(ep_count)
@@ -180,18 +181,18 @@ hs_case() {
 case_handshakes() {
 	local P=/sys/module/kiwi/parameters
 	echo 3000 >$P/mpa_timeout_ms
-	hs_case hs_silent "-m silent -s 10" 6 \
+	hs_case hs_silent "-m silent -s 10" \
 		"a TCP connection that never sends its MPA request is closed by the MPA timeout"
-	hs_case hs_slowloris "-m slowloris -s 10" 6 \
+	hs_case hs_slowloris "-m slowloris -s 10" \
 		"an MPA request sent one byte per second is cut off by the MPA timeout"
-	hs_case hs_req_fin "-m req_fin -s 10" 6 \
+	hs_case hs_req_fin "-m req_fin -s 10" \
 		"a valid request, then FIN: the connection ends, nothing kept"
-	hs_case hs_req_rst "-m req_rst" 6 \
+	hs_case hs_req_rst "-m req_rst" \
 		"a valid request, then RST: nothing kept"
-	hs_case hs_p2p_nortr "-m p2p_nortr -s 10" 6 \
+	hs_case hs_p2p_nortr "-m p2p_nortr -s 10" \
 		"peer-to-peer without an RTR kind: the accept fails, the connection is reset, nothing kept"
 	echo 16 >$P/max_half_open
-	hs_case hs_flood "-m flood -n 40" 8 \
+	hs_case hs_flood "-m flood -n 40" \
 		"40 silent connections against max_half_open=16: the excess reset at once, the rest timed out" \
 		"kiwi1 cm_half_open_refused"
 	grep -q 'reset by the victim' "$TMPD/p" && ! grep -q ' 0 reset' "$TMPD/p" ||
@@ -205,7 +206,7 @@ case_handshakes() {
 # each must find nothing of kiwi (it used to run freed callback code).
 start_hold() {
 	echo 60000 >/sys/module/kiwi/parameters/mpa_timeout_ms
-	B timeout 60 "$BIN/victim" -a $SRV -p 7449 -l 4 >"$TMPD/hv" 2>&1 &
+	B timeout 120 "$BIN/victim" -a $SRV -p 7449 -l 110 >"$TMPD/hv" 2>&1 &
 	HVPID=$!
 	wait_port $SRV 7449
 	A timeout 120 "$BIN/fpdu_peer" -a $SRV -p 7449 -m hold -n 8 >"$TMPD/hold" 2>&1 &
@@ -214,6 +215,7 @@ start_hold() {
 		grep -q '^held' "$TMPD/hold" && break
 		sleep 0.2
 	done
+	kill_tree $HVPID
 	wait $HVPID	# the listener is gone, the half-open connections stay
 	echo "# $(grep '^held' "$TMPD/hold") half-open connections, listener gone, endpoints $(ep_count)"
 }
@@ -345,12 +347,15 @@ bystander() {
 		if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
 			cp "$TMPD/bc" "$TMPD/bad-round-$n-client"
 			cp "$TMPD/bs" "$TMPD/bad-round-$n-server"
+			grep -h ' kiwi_' $TR/trace | tail -n 40 \
+				>"$TMPD/bad-round-$n-trace"
 		fi
 	done
 }
 
 case_peer_scenarios() {
 	local bpid port=7410 sc bad
+	trace_on	# a failed bystander round shows its connection's events
 	bystander &
 	bpid=$!
 	# scenario:counter that must grow on kiwi1
@@ -378,9 +383,11 @@ case_peer_scenarios() {
 		ok "peer_others_unaffected: $(wc -l <"$TMPD/rounds") rping -V rounds on the same devices passed meanwhile"
 	else
 		notok "peer_others_unaffected: rping rounds (n client server): $(tr '\n' ';' <"$TMPD/rounds")"
-		tail -n 8 "$TMPD"/bad-round-* | diag
+		tail -n 8 "$TMPD"/bad-round-*-client "$TMPD"/bad-round-*-server | diag
+		cat "$TMPD"/bad-round-*-trace | diag
 		dmesg | tail -n 20 | diag
 	fi
+	trace_off
 }
 
 case_stag_random() {
@@ -465,10 +472,15 @@ case_no_leaks() {
 	echo "# before kiwi: TCP ${BASE[0]}, TCPv6 ${BASE[1]}, slab ${BASE[2]} KiB; after unload: TCP ${now[0]}, TCPv6 ${now[1]}, slab ${now[2]} KiB"
 	[ "${now[0]}" -le "${BASE[0]}" ] && [ "${now[1]}" -le "${BASE[1]}" ] &&
 		[ $((now[2] - BASE[2])) -le 8192 ] || rc=1
+	# shellcheck disable=SC2086
+	[ -n "$KTEXT" ] && kiwi_leaked $KTEXT >"$TMPD/leaked" ||
+		echo "leaked bytes: unknown (kiwi's address range not read)" >"$TMPD/leaked"
+	diag "$TMPD/leaked"
+	grep -qx 'leaked bytes: 0' "$TMPD/leaked" || rc=1
 	if [ $rc -eq 0 ]; then
-		ok "no_leaks: TCP sockets back to baseline, slab within 8 MiB ($((now[2] - BASE[2])) KiB)"
+		ok "no_leaks: TCP sockets back to baseline, slab within 8 MiB ($((now[2] - BASE[2])) KiB), nothing kiwi allocated still allocated (leaked bytes: 0)"
 	else
-		notok "no_leaks: TCP ${BASE[0]}->${now[0]}, TCPv6 ${BASE[1]}->${now[1]}, slab +$((now[2] - BASE[2])) KiB"
+		notok "no_leaks: TCP ${BASE[0]}->${now[0]}, TCPv6 ${BASE[1]}->${now[1]}, slab +$((now[2] - BASE[2])) KiB, $(tail -n 1 "$TMPD/leaked")"
 		{ A ss -tan; B ss -tan; } 2>&1 | diag
 	fi
 }
@@ -590,6 +602,7 @@ only case_stag_random
 only case_illegal_transition
 only case_teardown
 only start_hold
+KTEXT=$(kiwi_text)	# where kiwi.ko lies, for case_no_leaks after unload
 only case_unload
 only finish_hold
 only case_no_leaks

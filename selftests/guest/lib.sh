@@ -29,6 +29,76 @@ kill_tree() {
 	kill -"${2:-TERM}" "$1" 2>/dev/null
 }
 
+# kiwi_text: "START END" of kiwi.ko's code and data while it is loaded
+# (from /proc/modules), for kiwi_leaked after it is gone.
+kiwi_text() {
+	local a
+	a=($(awk '$1 == "kiwi" { print $6, $2 }' /proc/modules))
+	[ ${#a[@]} -eq 2 ] && printf '0x%016x 0x%016x\n' "${a[0]}" $((a[0] + a[1]))
+}
+
+# kiwi_frame_awk: awk functions for kiwi_leaked.  inkiwi(f): is a stack
+# frame as %pS prints it ("sym+0x1/0x2 [kiwi]", or a bare address once
+# the module is gone) kiwi's code, lo..hi being where it was loaded?
+# Kernel addresses are all 18 characters and compare as strings (awk's
+# numbers are doubles, too coarse for them).  owner(rec): the first
+# frame of an alloc_traces record that is not the allocator itself,
+# i.e. the code that asked for the memory.
+KIWI_FRAME_AWK='
+function inkiwi(f,  a) {
+	if (f ~ /\[kiwi\]/)
+		return 1
+	a = tolower(f)
+	sub(/ .*/, "", a)
+	return length(a) == 18 && a ~ /^0x/ && a >= (lo "") && a < (hi "")
+}
+function owner(rec,  n, l, i, f) {
+	n = split(rec, l, "\n")
+	for (i = 2; i <= n; i++) {
+		f = l[i]
+		sub(/^[ \t]+/, "", f)
+		if (f == "" || f ~ /^(__|___)?(kmem_cache|kmalloc|kvmalloc|kzalloc|kcalloc|krealloc|kmemdup|kstrdup|kvcalloc|kvzalloc|slab|__slab|memdup)/)
+			continue
+		return f
+	}
+	return ""
+}'
+
+# kiwi_leaked START END: memory that kiwi's own code allocated and that is
+# still allocated -- after `rmmod kiwi` none may be.  slub_debug's user
+# tracking (the U of the guest's slub_debug=FZPU) keeps the allocating
+# stack of every live slab object (debugfs slab/kmalloc-*/alloc_traces, one
+# record per site); a record whose requesting frame (owner()) lies in
+# START..END (kiwi.ko as loaded: kiwi_text) is kiwi's, and so is a
+# vmalloc area whose caller does.  Memory the kernel allocates further
+# down on kiwi's behalf (its TCP sockets, routes) is not kiwi's to free
+# and is not counted here.  Prints one line per site ("COUNT x SIZE
+# CACHE SITE"), then "leaked bytes: N".
+kiwi_leaked() {
+	local lo=$1 hi=$2 d=/sys/kernel/debug/slab c
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+	{
+		# kiwi allocates with kmalloc and friends only (and vmalloc):
+		# reading every cache's traces takes minutes under TCG.
+		for c in "$d"/kmalloc-*; do
+			[ -r "$c/alloc_traces" ] || continue
+			awk -v lo="$lo" -v hi="$hi" -v cache="${c##*/}" \
+			    -v size="$(cat "/sys/kernel/slab/${c##*/}/object_size" 2>/dev/null || echo 0)" \
+			    "$KIWI_FRAME_AWK"'
+			BEGIN { RS = "" }
+			{
+				f = owner($0)
+				if (f != "" && inkiwi(f))
+					printf "%d x %d %s %s\n", $1, size, cache, f
+			}' "$c/alloc_traces"
+		done
+		awk -v lo="$lo" -v hi="$hi" "$KIWI_FRAME_AWK"'
+			inkiwi($3 " " $4) { printf "1 x %d vmalloc %s\n", $2, $3 }' \
+			/proc/vmallocinfo
+	} | awk '{ print; bytes += $1 * $3 } END { printf "leaked bytes: %d\n", bytes }'
+}
+
 # stuck_report: what a "something was left" failure needs to be
 # understood, as TAP diagnostics: tasks in D state with their kernel
 # stacks, kiwi QPs, TCP sockets in both namespaces, and the kiwi events
