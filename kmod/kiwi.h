@@ -21,6 +21,7 @@
 
 #include <kiwi/iwarp.h>
 #include <kiwi/framer.h>
+#include <kiwi/rdmap.h>
 #include <kiwi/wqe.h>
 
 #define KIWI_DRV_NAME		"kiwi"
@@ -346,6 +347,12 @@ struct kiwi_rx {
 	struct kiwi_mem *sge_mem;	/* of sge_idx, checked at sge_gen */
 	u32 sge_gen;
 	u32 inv_stag;
+
+	/* The READ Request or TERMINATE this FPDU carries, decoded. */
+	struct kiwi_read_info rr;
+	u8 term_rest[KIWI_TERM_MAX_REST];	/* bytes after its control word */
+	u32 term_have;
+	u32 term_len;
 
 	u32 msn[KIWI_QN_COUNT];		/* next expected MSN per queue */
 	u32 orq_skip;			/* our RTR READ is outstanding */

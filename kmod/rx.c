@@ -202,17 +202,27 @@ static int kiwi_rx_begin_send(struct kiwi_qp *qp)
 	return 0;
 }
 
+/*
+ * A READ Request: its body decoded and checked for what the bytes alone
+ * decide (kiwi_read_req_parse()), the rest against this QP and the
+ * source region.  The checks run in the order they always did, so each
+ * malformed request gets the TERMINATE it always got: the body's own
+ * verdict counts only where no earlier check fired.
+ */
 static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_read_req *rr = (void *)(rx->fr.hdr.raw +
-					    sizeof(struct kiwi_hdr_untagged));
-	u32 len = be32_to_cpu(rr->size);
+	struct kiwi_read_info *ri = &rx->rr;
 	u32 ird = min_t(u32, READ_ONCE(qp->ird), KIWI_MAX_IRD);
+	struct kiwi_verdict v;
 	struct kiwi_mem *mem;
 	u32 gen;
 	int why, rv;
 
+	v = kiwi_read_req_parse(rx->fr.hdr.raw +
+				sizeof(struct kiwi_hdr_untagged),
+				sizeof(struct kiwi_read_req) + rx->fr.data_rem,
+				KIWI_MAX_MSG_SZ, ri);
 	rv = kiwi_rx_check_untagged(qp, KIWI_QN_READ_REQ, 0);
 	if (rv)
 		return rv;
@@ -221,25 +231,34 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 				    KIWI_RC_ACCESS_RIGHTS);
 	/*
 	 * A READ beyond the IRD we advertised has no request queue entry
-	 * (RFC 5040 5.3: untagged queue 1 has IRD buffers).
+	 * (RFC 5040 5.3: untagged queue 1 has IRD buffers); nor has one
+	 * longer than a READ Request (the parser's verdict: the same code).
 	 */
-	if (rx->fr.data_rem || READ_ONCE(qp->irq_count) >= max(ird, 1U)) {
+	if (ri->why == KIWI_RR_BAD_LEN ||
+	    READ_ONCE(qp->irq_count) >= max(ird, 1U)) {
 		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_REFUSED, 1);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MSN_NOBUF);
 	}
-	if (!len)
+	if (!ri->size)
 		return 0;
-	mem = kiwi_mem_get(qp->kdev, be32_to_cpu(rr->src_stag));
+	mem = kiwi_mem_get(qp->kdev, ri->src_stag);
 	if (!mem)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    KIWI_RC_INVALID_STAG);
-	why = kiwi_mem_check(mem, qp->ibqp.pd, be64_to_cpu(rr->src_to), len,
+	why = kiwi_mem_check(mem, qp->ibqp.pd, ri->src_to, ri->size,
 			     IB_ACCESS_REMOTE_READ, &gen);
 	kiwi_mem_put(mem);
 	if (why)	/* the response checks again when it is sent */
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    kiwi_rx_remote_why(why));
+	/*
+	 * Only after the region check, so that an STag that is not ours
+	 * still reads as invalid: what is left is a size beyond the device
+	 * maximum in a region larger than that, or a sink range that wraps.
+	 */
+	if (!v.ok)
+		return kiwi_rx_fail(qp, v.layer, v.etype, v.ecode);
 	return 0;
 }
 
@@ -264,6 +283,8 @@ static int kiwi_rx_begin(struct kiwi_qp *qp)
 	case KIWI_OP_READ_REQ:
 		return kiwi_rx_begin_read_req(qp);
 	case KIWI_OP_TERMINATE:
+		rx->term_have = 0;
+		rx->term_len = rx->fr.data_rem;
 		return kiwi_rx_check_untagged(qp, KIWI_QN_TERMINATE, 0);
 	default:
 		return kiwi_rx_begin_send(qp);
@@ -327,24 +348,38 @@ static int kiwi_rx_place_send(struct kiwi_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
+/*
+ * The bytes after a TERMINATE's control word: the first
+ * KIWI_TERM_MAX_REST, all a well-formed one has, are kept for
+ * kiwi_term_parse(); any excess only goes through the CRC.
+ */
+static void kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb,
+			       int off, u32 len)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	u8 buf[64];
+
+	while (len) {
+		u32 n = min_t(u32, len, sizeof(buf));
+		u32 keep = min_t(u32, n, sizeof(rx->term_rest) - rx->term_have);
+
+		skb_copy_bits(skb, off, buf, n);
+		if (qp->crc)
+			rx->crc = kiwi_crc32c(rx->crc, buf, n);
+		memcpy(rx->term_rest + rx->term_have, buf, keep);
+		rx->term_have += keep;
+		off += n;
+		len -= n;
+	}
+}
+
 static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 			 u32 len)
 {
 	struct kiwi_rx *rx = &qp->rx;
 
 	if (rx->fr.op == KIWI_OP_TERMINATE) {
-		/* Offending headers a TERMINATE carries: checked, not kept. */
-		u8 buf[64];
-
-		while (len) {
-			u32 n = min_t(u32, len, sizeof(buf));
-
-			skb_copy_bits(skb, off, buf, n);
-			if (qp->crc)
-				rx->crc = kiwi_crc32c(rx->crc, buf, n);
-			off += n;
-			len -= n;
-		}
+		kiwi_rx_place_term(qp, skb, off, len);
 		return 0;
 	}
 	if (kiwi_op_tagged(rx->fr.op)) {
@@ -384,40 +419,61 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_read_req *rr = (void *)(rx->fr.hdr.raw +
-					    sizeof(struct kiwi_hdr_untagged));
+	const struct kiwi_read_info *ri = &rx->rr;
 	struct kiwi_irqe *e;
 	unsigned long flags;
 
 	rx->msn[KIWI_QN_READ_REQ]++;
 	spin_lock_irqsave(&qp->irq_lock, flags);
 	e = &qp->irq[(qp->irq_head + qp->irq_count) % KIWI_MAX_IRD];
-	e->src_stag = be32_to_cpu(rr->src_stag);
-	e->src_to = be64_to_cpu(rr->src_to);
-	e->sink_stag = be32_to_cpu(rr->sink_stag);
-	e->sink_to = be64_to_cpu(rr->sink_to);
-	e->len = be32_to_cpu(rr->size);
+	e->src_stag = ri->src_stag;
+	e->src_to = ri->src_to;
+	e->sink_stag = ri->sink_stag;
+	e->sink_to = ri->sink_to;
+	e->len = ri->size;
 	e->sent = 0;
 	qp->irq_count++;
 	spin_unlock_irqrestore(&qp->irq_lock, flags);
 	rx->resp_due = true;	/* answered after this socket read */
 }
 
+static const char *const kiwi_term_whys[] = {
+	[KIWI_TW_OK] = "ok",
+	[KIWI_TW_LAYER] = "unknown layer",
+	[KIWI_TW_ETYPE] = "unknown error type",
+	[KIWI_TW_RSVD] = "reserved bits set",
+	[KIWI_TW_M_NO_D] = "M bit without D bit",
+	[KIWI_TW_SHORT] = "shorter than its D/R bits say",
+	[KIWI_TW_LONG] = "longer than its D/R bits say",
+	[KIWI_TW_SEGLEN] = "DDP segment length below the copied headers",
+};
+
+/*
+ * The peer terminated.  Whatever its TERMINATE says, the stream ends and
+ * nothing is sent back (RFC 5040 section 7.2), so a malformed one is
+ * only logged, on a line of its own after the usual one.
+ */
 static void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 {
-	struct kiwi_term *t = (void *)(qp->rx.fr.hdr.raw +
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_term *t = (void *)(rx->fr.hdr.raw +
 				       sizeof(struct kiwi_hdr_untagged));
-	u32 ctrl = be32_to_cpu(t->ctrl);
+	struct kiwi_term_info ti;
 
+	kiwi_term_parse(t, rx->term_rest, rx->term_have, rx->term_len, &ti);
 	pr_info_ratelimited("QP %u: peer TERMINATE layer %u type %u code 0x%02x\n",
-			    qp->ibqp.qp_num, ctrl >> KIWI_TERM_LAYER_SHIFT,
-			    (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
-			    (ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
+			    qp->ibqp.qp_num, ti.layer, ti.etype, ti.ecode);
+	if (ti.why)
+		pr_info_ratelimited("QP %u: peer TERMINATE malformed: %s (control %08x, %u bytes after it)\n",
+				    qp->ibqp.qp_num,
+				    ti.why < ARRAY_SIZE(kiwi_term_whys) ?
+				    kiwi_term_whys[ti.why] : "?",
+				    ti.ctrl, rx->term_len);
 	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
-			     false, ctrl);
-	qp->rx.dead = true;
+			     false, ti.ctrl);
+	rx->dead = true;
 	kiwi_stat_add(qp->kdev, KIWI_STAT_TERM_RX, 1);
-	kiwi_qp_peer_terminated(qp, ctrl);
+	kiwi_qp_peer_terminated(qp, ti.ctrl);
 }
 
 /* An FPDU passed its CRC: deliver what it completes. */

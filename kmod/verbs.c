@@ -71,7 +71,7 @@ int kiwi_query_port(struct ib_device *ibdev, u32 port,
 	attr->gid_tbl_len = 2;
 	attr->pkey_tbl_len = 1;
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
-	attr->max_msg_sz = 0x80000000;	/* 2 GiB: wc.byte_len is 32 bits */
+	attr->max_msg_sz = KIWI_MAX_MSG_SZ;
 	attr->bad_pkey_cntr = 0;
 	attr->qkey_viol_cntr = 0;
 	attr->lid = 0;

@@ -163,9 +163,10 @@ struct kiwi_term {
 #define KIWI_TERM_LAYER_SHIFT	28
 #define KIWI_TERM_ETYPE_SHIFT	24
 #define KIWI_TERM_ECODE_SHIFT	16
-#define KIWI_TERM_M		0x00008000	/* DDP header included */
-#define KIWI_TERM_D		0x00004000	/* RDMAP header included */
-#define KIWI_TERM_R		0x00002000	/* READ request included */
+/* Header control bits; what they announce: include/kiwi/rdmap.h. */
+#define KIWI_TERM_M		0x00008000	/* DDP Segment Length valid */
+#define KIWI_TERM_D		0x00004000	/* DDP header included */
+#define KIWI_TERM_R		0x00002000	/* RDMAP header included */
 
 /* TERMINATE layers, error types and codes (RFC 5040 section 4.8). */
 enum kiwi_term_layer {

@@ -22,7 +22,9 @@
  * ulpdu_0, ulpdu_1, ulpdu_max, ddp_version, rdmap_version, bad_opcode,
  * tagged_send, stag_unknown, to_wrap, one_past_end (a WRITE ending
  * exactly at the region's end is fine, one byte more is not), qn_bad,
- * msn_bad, mo_bad, read_huge, read_msn, term_bogus and term_flood (the
+ * msn_bad, mo_bad, read_huge, read_msn, read_sink_wrap (a sink range
+ * past 2^64), read_long (4 bytes more than a READ Request), term_bogus
+ * and term_flood (the
  * stream just ends), byte_by_byte (a WRITE one byte per segment, read
  * back with an RDMA READ: the bytes must match).
  *
@@ -373,9 +375,12 @@ static void send_write(uint32_t stag, uint64_t to, uint32_t len)
 	send_fpdu(&h, sizeof(h), data, len);
 }
 
-static void send_read_req(uint32_t msn, uint32_t size, uint32_t src_stag,
-			  uint64_t src_to)
+/* A READ Request for @size bytes at @sink_to, @extra bytes too long. */
+static void send_read_req_to(uint32_t msn, uint64_t sink_to, uint32_t size,
+			     uint32_t src_stag, uint64_t src_to,
+			     uint32_t extra)
 {
+	static const uint8_t junk[16];
 	struct {
 		struct kiwi_hdr_untagged u;
 		struct kiwi_read_req r;
@@ -384,11 +389,17 @@ static void send_read_req(uint32_t msn, uint32_t size, uint32_t src_stag,
 	h.u = untagged(kiwi_ddp_rdmap(KIWI_OP_READ_REQ, true),
 		       KIWI_QN_READ_REQ, msn, 0);
 	h.r.sink_stag = htonl(0x4321);
-	h.r.sink_to = 0;
+	h.r.sink_to = htobe64(sink_to);
 	h.r.size = htonl(size);
 	h.r.src_stag = htonl(src_stag);
 	h.r.src_to = htobe64(src_to);
-	send_fpdu(&h, sizeof(h), NULL, 0);
+	send_fpdu(&h, sizeof(h), extra ? junk : NULL, extra);
+}
+
+static void send_read_req(uint32_t msn, uint32_t size, uint32_t src_stag,
+			  uint64_t src_to)
+{
+	send_read_req_to(msn, 0, size, src_stag, src_to, 0);
 }
 
 static void send_send(uint32_t qn, uint32_t msn, uint32_t mo, uint32_t len)
@@ -495,6 +506,16 @@ static void s_msn_bad(void) { send_send(KIWI_QN_SEND, 9, 0, 16); }
 static void s_mo_bad(void) { send_send(KIWI_QN_SEND, 1, 100, 16); }
 static void s_read_huge(void) { send_read_req(1, 0xffffffffU, v_rkey(), v_addr()); }
 static void s_read_msn(void) { send_read_req(5, 16, v_rkey(), v_addr()); }
+/* A sink range past 2^64; a body 4 bytes longer than a READ Request. */
+static void s_read_sink_wrap(void)
+{
+	send_read_req_to(1, ~0ULL - 7, 16, v_rkey(), v_addr(), 0);
+}
+
+static void s_read_long(void)
+{
+	send_read_req_to(1, 0, 16, v_rkey(), v_addr(), 4);
+}
 
 /* TERMINATEs: with bogus header-present bits and length, and a flood. */
 static void s_term_bogus(void)
@@ -601,6 +622,10 @@ static const struct scenario scenarios[] = {
 	  TERM(KIWI_TL_RDMAP, KIWI_RT_PROTECTION, KIWI_RC_BASE_BOUNDS) },
 	{ "read_msn", s_read_msn,
 	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_MSN_RANGE) },
+	{ "read_sink_wrap", s_read_sink_wrap,
+	  TERM(KIWI_TL_RDMAP, KIWI_RT_PROTECTION, KIWI_RC_TO_WRAP) },
+	{ "read_long", s_read_long,
+	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_MSN_NOBUF) },
 	{ "term_bogus", s_term_bogus, GOT_EOF },
 	{ "term_flood", s_term_flood, GOT_EOF },
 	{ "byte_by_byte", NULL, 0 },

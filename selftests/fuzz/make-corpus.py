@@ -133,3 +133,63 @@ put("fuzz_wqe", "recv-8sge", bytes([0x08, 0]) + struct.pack("<QII", 5, 8, 0) +
     b"".join(usge(i << 12, 512, 3) for i in range(8)))
 put("fuzz_wqe", "recv-too-many", bytes([0x02, 0]) +
     struct.pack("<QII", 6, 3, 0) + usge(0, 1, 1) * 3)
+
+
+# fuzz_readreq: byte 0 = mode (bit 0: raw FPDU stream) | device maximum
+# index << 1 (0: 2 GiB), then the READ Request body (RFC 5040 4.4) or
+# the stream.
+def rr_body(sink_to, size, src_to, sink=0x1234, src=0x5678):
+    return struct.pack(">IQIIQ", sink, sink_to, size, src, src_to)
+
+
+put("fuzz_readreq", "ok", b"\x00" + rr_body(0x1000, 4096, 0x2000))
+put("fuzz_readreq", "size-0-any-to", b"\x00" + rr_body(2**64 - 1, 0,
+                                                        2**64 - 1))
+put("fuzz_readreq", "size-2g", b"\x00" + rr_body(0, 2**31, 0))
+put("fuzz_readreq", "size-over-2g", b"\x00" + rr_body(0, 2**31 + 1, 0))
+put("fuzz_readreq", "size-max-small-dev", b"\x06" + rr_body(0, 4097, 0))
+put("fuzz_readreq", "src-end-2-64", b"\x00" + rr_body(0, 16, 2**64 - 16))
+put("fuzz_readreq", "src-wrap", b"\x00" + rr_body(0, 16, 2**64 - 15))
+put("fuzz_readreq", "sink-wrap", b"\x00" + rr_body(2**64 - 1, 2, 0))
+put("fuzz_readreq", "short", b"\x00" + rr_body(0, 16, 0)[:27])
+put("fuzz_readreq", "long", b"\x00" + rr_body(0, 16, 0) + b"\x00")
+put("fuzz_readreq", "stream-read", b"\x01" + READ)
+put("fuzz_readreq", "stream-read-long", b"\x01" +
+    fpdu(1, True, untagged(1, 1, 0), rr_body(0, 8, 0) + bytes(4)))
+put("fuzz_readreq", "stream-send-read-term", b"\x01" + SEND + READ + TERM)
+
+
+# fuzz_term: byte 0 = how many of the bytes after the control word the
+# caller holds (mod what rx.c keeps + 1), then Terminate Control, then
+# what follows it (RFC 5040 4.8).
+def term(layer, etype, code, m=False, d=False, r=False, rsvd=0):
+    return struct.pack(">I", layer << 28 | etype << 24 | code << 16 |
+                       (0x8000 if m else 0) | (0x4000 if d else 0) |
+                       (0x2000 if r else 0) | rsvd)
+
+
+DDP_T = struct.pack(">H", 0xC140) + tagged(0x1234, 0x1000)      # 14 bytes
+DDP_U = struct.pack(">H", 0x4141) + untagged(1, 1, 0)        # 18 bytes
+RR = rr_body(0x1000, 2**32 - 1, 0x2000)
+put("fuzz_term", "plain", b"\xff" + term(0, 2, 0xff))
+put("fuzz_term", "mpa-crc", b"\xff" + term(2, 0, 2))
+put("fuzz_term", "ddp-tagged-hdr", b"\xff" + term(1, 1, 0, m=True, d=True) +
+    struct.pack(">H", 14 + 100) + DDP_T)
+put("fuzz_term", "ddp-untagged-hdr", b"\xff" + term(1, 2, 1, m=True, d=True) +
+    struct.pack(">H", 18 + 8) + DDP_U)
+put("fuzz_term", "read-req-hdrs", b"\xff" +
+    term(0, 1, 1, m=True, d=True, r=True) + struct.pack(">H", 18 + 28) +
+    DDP_U + RR)
+put("fuzz_term", "rdma-hdr-only", b"\xff" + term(0, 1, 1, r=True) + RR)
+put("fuzz_term", "seglen-too-small", b"\xff" + term(1, 1, 0, m=True, d=True) +
+    struct.pack(">H", 13) + DDP_T)
+put("fuzz_term", "d-short", b"\xff" + term(1, 1, 0, d=True) +
+    struct.pack(">H", 14) + DDP_T[:10])
+put("fuzz_term", "r-long", b"\xff" + term(0, 1, 1, r=True) + RR + b"xx")
+put("fuzz_term", "m-without-d", b"\xff" + term(1, 1, 0, m=True))
+put("fuzz_term", "bogus-all-ones", b"\xff" + b"\xff" * 4 + b"\xee" * 60)
+put("fuzz_term", "layer-3", b"\xff" + term(3, 0, 0))
+put("fuzz_term", "llp-type-1", b"\xff" + term(2, 1, 0))
+put("fuzz_term", "reserved", b"\xff" + term(0, 2, 0xff, rsvd=0x10))
+put("fuzz_term", "held-less", b"\x07" + term(0, 1, 1, m=True, d=True, r=True) +
+    struct.pack(">H", 18 + 28) + DDP_U + RR)

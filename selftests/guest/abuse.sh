@@ -369,6 +369,8 @@ case_peer_scenarios() {
 		  one_past_end:terminate_sent_ddp qn_bad:terminate_sent_ddp \
 		  msn_bad:terminate_sent_ddp mo_bad:terminate_sent_ddp \
 		  read_huge:terminate_sent_rdmap read_msn:terminate_sent_ddp \
+		  read_sink_wrap:terminate_sent_rdmap \
+		  read_long:read_requests_beyond_ird \
 		  term_bogus:terminate_received term_flood:terminate_received \
 		  byte_by_byte:read_requests_served; do
 		peer_case "peer_${sc%%:*}" $port "" "-m ${sc%%:*}" \

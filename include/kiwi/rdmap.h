@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * kiwi: the bodies of the two RDMAP messages whose fixed header is
+ * followed by more bytes a peer chooses (RFC 5040 section 4) -- the RDMA
+ * READ Request (section 4.4) and the TERMINATE message (section 4.8) --
+ * decoded and validated from plain bytes.
+ *
+ * The receive path (kmod/rx.c) runs these on every READ Request and
+ * TERMINATE; the unit tests (selftests/wire/rdmap.c) and the fuzz targets
+ * (selftests/fuzz/fuzz_readreq.c, fuzz_term.c) run them in user space.
+ * Nothing here looks at QP state or memory registrations: what needs
+ * them (STag lookup, IRD, access rights) stays in rx.c, which applies
+ * these verdicts where the order of its checks puts them.
+ *
+ * Compiles in the kernel and in user space, like iwarp.h.
+ */
+#ifndef KIWI_RDMAP_H
+#define KIWI_RDMAP_H
+
+#include "iwarp.h"
+
+/*
+ * Largest message the device takes (ib_device_attr.max_msg_sz): 2 GiB,
+ * because a work completion's byte_len is 32 bits.  A READ Request for
+ * more is refused before any region is touched.
+ */
+#define KIWI_MAX_MSG_SZ		0x80000000U
+
+/*
+ * A TERMINATE to send, or none: what a validator found wrong with a
+ * message, in RFC 5040 section 4.8 terms.
+ */
+struct kiwi_verdict {
+	__u8 layer;
+	__u8 etype;
+	__u8 ecode;
+	bool ok;
+};
+
+static inline struct kiwi_verdict kiwi_verdict_term(__u8 layer, __u8 etype,
+						    __u8 ecode)
+{
+	struct kiwi_verdict v = {
+		.layer = layer, .etype = etype, .ecode = ecode, .ok = false,
+	};
+
+	return v;
+}
+
+/* ---- RDMA READ Request (RFC 5040 section 4.4) ---- */
+
+/* Which rule a READ Request broke (for tests and logs; v carries the code). */
+enum kiwi_rr_why {
+	KIWI_RR_OK = 0,
+	KIWI_RR_BAD_LEN,	/* body is not exactly the 28-byte header */
+	KIWI_RR_TOO_BIG,	/* RDMA Read Message Size beyond max_size */
+	KIWI_RR_SRC_WRAP,	/* Data Source TO + size beyond 2^64 */
+	KIWI_RR_SINK_WRAP,	/* Data Sink TO + size beyond 2^64 */
+};
+
+struct kiwi_read_info {
+	__u32 sink_stag;
+	__u64 sink_to;
+	__u32 size;
+	__u32 src_stag;
+	__u64 src_to;
+	enum kiwi_rr_why why;
+};
+
+/* @to + @len ends past 2^64 (an end of exactly 2^64 is fine). */
+static inline bool kiwi_to_wraps(__u64 to, __u32 len)
+{
+	return len && to + len - 1 < to;
+}
+
+static inline __u64 kiwi_get_be64(const __u8 *p)
+{
+	__be64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return kiwi_be64(v);
+}
+
+static inline __u32 kiwi_get_be32(const __u8 *p)
+{
+	__be32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return kiwi_be32(v);
+}
+
+/*
+ * Decode and check the body of a READ Request: the @len bytes at @p that
+ * follow its untagged DDP header, as the MPA ULPDU length says.  @p is
+ * read only when @len is exactly sizeof(struct kiwi_read_req), so the
+ * caller may pass a longer claimed @len over a 28-byte buffer (rx.c
+ * holds the header, not the excess).  @max_size is the device's largest
+ * message.
+ *
+ * The codes are the ones rx.c always sent: a body of any other length
+ * has no READ queue entry to go into (DDP untagged, no buffer -- the
+ * header fixed the length, so anything else is not a READ Request this
+ * queue can hold); a size or a source range the region check would
+ * refuse gets that refusal (RDMAP remote protection, base/bounds or TO
+ * wrap); a sink range that wraps names no buffer of the requester's and
+ * is refused the same way.  A zero-length READ names no buffer at all
+ * (RFC 5040 section 5.4.2): its STags and TOs are not looked at.
+ */
+static inline struct kiwi_verdict
+kiwi_read_req_parse(const __u8 *p, __u32 len, __u32 max_size,
+		    struct kiwi_read_info *ri)
+{
+	memset(ri, 0, sizeof(*ri));
+	if (len != sizeof(struct kiwi_read_req)) {
+		ri->why = KIWI_RR_BAD_LEN;
+		return kiwi_verdict_term(KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+					 KIWI_DC_U_INVALID_MSN_NOBUF);
+	}
+	ri->sink_stag = kiwi_get_be32(p + offsetof(struct kiwi_read_req,
+						   sink_stag));
+	ri->sink_to = kiwi_get_be64(p + offsetof(struct kiwi_read_req,
+						 sink_to));
+	ri->size = kiwi_get_be32(p + offsetof(struct kiwi_read_req, size));
+	ri->src_stag = kiwi_get_be32(p + offsetof(struct kiwi_read_req,
+						  src_stag));
+	ri->src_to = kiwi_get_be64(p + offsetof(struct kiwi_read_req,
+						src_to));
+	if (ri->size > max_size)
+		ri->why = KIWI_RR_TOO_BIG;
+	else if (kiwi_to_wraps(ri->src_to, ri->size))
+		ri->why = KIWI_RR_SRC_WRAP;
+	else if (kiwi_to_wraps(ri->sink_to, ri->size))
+		ri->why = KIWI_RR_SINK_WRAP;
+	switch (ri->why) {
+	case KIWI_RR_TOO_BIG:
+		return kiwi_verdict_term(KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+					 KIWI_RC_BASE_BOUNDS);
+	case KIWI_RR_SRC_WRAP:
+	case KIWI_RR_SINK_WRAP:
+		return kiwi_verdict_term(KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+					 KIWI_RC_TO_WRAP);
+	default:
+		return (struct kiwi_verdict){ .ok = true };
+	}
+}
+
+/* ---- TERMINATE (RFC 5040 section 4.8) ---- */
+
+/*
+ * After the Terminate Control word, depending on its header control
+ * bits: with D, the 2-byte DDP Segment Length (meaningful if M is set)
+ * and the DDP header of the offending segment, tagged or untagged as its
+ * own T bit says; with R, the 28-byte RDMAP header of the offending
+ * READ Request.  Nothing else may follow.
+ */
+#define KIWI_TERM_SEGLEN_LEN	2
+#define KIWI_TERM_DDP_T_LEN	(sizeof(struct kiwi_hdr_tagged) - \
+				 KIWI_MPA_HDR_LEN)		/* 14 */
+#define KIWI_TERM_DDP_U_LEN	(sizeof(struct kiwi_hdr_untagged) - \
+				 KIWI_MPA_HDR_LEN)		/* 18 */
+#define KIWI_TERM_RDMA_LEN	sizeof(struct kiwi_read_req)	/* 28 */
+/* Most a well-formed TERMINATE carries after its control word. */
+#define KIWI_TERM_MAX_REST	(KIWI_TERM_SEGLEN_LEN + KIWI_TERM_DDP_U_LEN + \
+				 KIWI_TERM_RDMA_LEN)
+#define KIWI_TERM_RSVD		0x00001fff
+
+/*
+ * Which rule a received TERMINATE broke.  None is answered: a TERMINATE
+ * ends the stream whatever it says (RFC 5040 section 7.2), so these are
+ * only logged.
+ */
+enum kiwi_term_why {
+	KIWI_TW_OK = 0,
+	KIWI_TW_LAYER,		/* unknown Terminate Layer */
+	KIWI_TW_ETYPE,		/* unknown Error Type for that layer */
+	KIWI_TW_RSVD,		/* reserved bits set */
+	KIWI_TW_M_NO_D,		/* segment length valid, but none sent */
+	KIWI_TW_SHORT,		/* fewer bytes than the D/R bits announce */
+	KIWI_TW_LONG,		/* more bytes than the D/R bits announce */
+	KIWI_TW_SEGLEN,		/* segment shorter than its copied headers */
+};
+
+struct kiwi_term_info {
+	__u32 ctrl;		/* Terminate Control as received */
+	__u8 layer;
+	__u8 etype;
+	__u8 ecode;
+	bool m, d, r;
+	__u16 seg_len;		/* DDP Segment Length, if d */
+	__u32 ddp_off;		/* copied DDP header in @rest: off, len */
+	__u32 ddp_len;
+	__u32 rdma_off;		/* copied RDMAP header in @rest: off, len */
+	__u32 rdma_len;
+	__u32 used;		/* bytes the D and R bits account for */
+	enum kiwi_term_why why;
+};
+
+static inline bool kiwi_term_etype_known(__u8 layer, __u8 etype)
+{
+	switch (layer) {
+	case KIWI_TL_RDMAP:
+		return etype <= KIWI_RT_OPERATION;
+	case KIWI_TL_DDP:
+		return etype <= KIWI_DT_UNTAGGED;
+	default:	/* LLP: only type 0 (RFC 5044 section 8) */
+		return etype == 0;
+	}
+}
+
+/* Lay out the copied headers the D and R bits announce; false if short. */
+static inline bool kiwi_term_layout(struct kiwi_term_info *ti,
+				    const __u8 *rest, __u32 have, __u32 len)
+{
+	__u32 at = 0;
+
+	if (ti->d) {
+		if (len < KIWI_TERM_SEGLEN_LEN + KIWI_TERM_DDP_T_LEN ||
+		    have < KIWI_TERM_SEGLEN_LEN + 1)
+			return false;
+		ti->seg_len = (__u16)(rest[0] << 8 | rest[1]);
+		at = KIWI_TERM_SEGLEN_LEN;
+		/* The copied DDP control field's T bit sizes the header. */
+		ti->ddp_len = (rest[at] & (KIWI_DDP_TAGGED >> 8)) ?
+			      KIWI_TERM_DDP_T_LEN : KIWI_TERM_DDP_U_LEN;
+		ti->ddp_off = at;
+		at += ti->ddp_len;
+	}
+	if (ti->r) {
+		ti->rdma_off = at;
+		ti->rdma_len = KIWI_TERM_RDMA_LEN;
+		at += ti->rdma_len;
+	}
+	ti->used = at;
+	return at <= len && at <= have;
+}
+
+/*
+ * Decode a received TERMINATE: its control word @t and the bytes after
+ * it, @len of them by the MPA ULPDU length, of which the first @have
+ * are at @rest (the caller keeps at least min(@len, KIWI_TERM_MAX_REST);
+ * nothing past @have is read).  The result is the peer's layer, type
+ * and code -- always, so the caller can report them -- and where the
+ * copied headers are, only when the message is well-formed.
+ */
+static inline void kiwi_term_parse(const struct kiwi_term *t,
+				   const __u8 *rest, __u32 have, __u32 len,
+				   struct kiwi_term_info *ti)
+{
+	__u32 c = kiwi_be32(t->ctrl);
+
+	memset(ti, 0, sizeof(*ti));
+	ti->ctrl = c;
+	ti->layer = c >> KIWI_TERM_LAYER_SHIFT;
+	ti->etype = (c >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
+	ti->ecode = (c >> KIWI_TERM_ECODE_SHIFT) & 0xff;
+	ti->m = c & KIWI_TERM_M;
+	ti->d = c & KIWI_TERM_D;
+	ti->r = c & KIWI_TERM_R;
+	if (ti->layer > KIWI_TL_LLP)
+		ti->why = KIWI_TW_LAYER;
+	else if (!kiwi_term_etype_known(ti->layer, ti->etype))
+		ti->why = KIWI_TW_ETYPE;
+	else if (c & KIWI_TERM_RSVD)
+		ti->why = KIWI_TW_RSVD;
+	else if (ti->m && !ti->d)
+		ti->why = KIWI_TW_M_NO_D;
+	else if (!kiwi_term_layout(ti, rest, have, len))
+		ti->why = KIWI_TW_SHORT;
+	else if (len > ti->used)
+		ti->why = KIWI_TW_LONG;
+	/* The offending segment held at least the headers copied from it. */
+	else if (ti->m && (__u32)ti->seg_len < ti->ddp_len + ti->rdma_len)
+		ti->why = KIWI_TW_SEGLEN;
+	if (ti->why) {	/* nothing in @rest is vouched for */
+		ti->ddp_len = 0;
+		ti->rdma_len = 0;
+	}
+}
+
+#endif /* KIWI_RDMAP_H */

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The READ Request and TERMINATE decoding of include/kiwi/rdmap.h, in
+ * user space, on hand-written byte vectors: fields come out of the
+ * right bytes, and each rule (length, size, TO wrap; layer, type,
+ * reserved bits, header-present bits against the bytes present) gives
+ * the verdict kmod/rx.c acts on.
+ */
+#include "../kiwi_test.h"
+#include <kiwi/rdmap.h>
+
+/* A READ Request body: sink 0x11223344 @ 0x1000, 0x2000 bytes, source
+ * 0x55667788 @ 0x0102030405060708. */
+static const __u8 rr_ok[28] = {
+	0x11, 0x22, 0x33, 0x44,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00,
+	0x00, 0x00, 0x20, 0x00,
+	0x55, 0x66, 0x77, 0x88,
+	0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+};
+
+static void put_be32(__u8 *p, __u32 v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static void put_be64(__u8 *p, __u64 v)
+{
+	put_be32(p, v >> 32);
+	put_be32(p + 4, (__u32)v);
+}
+
+TEST(read_req_decode)
+{
+	struct kiwi_read_info ri;
+	struct kiwi_verdict v;
+
+	v = kiwi_read_req_parse(rr_ok, sizeof(rr_ok), KIWI_MAX_MSG_SZ, &ri);
+	EXPECT_TRUE(v.ok);
+	EXPECT_EQ(ri.why, KIWI_RR_OK);
+	EXPECT_EQ(ri.sink_stag, 0x11223344);
+	EXPECT_EQ(ri.sink_to, 0x1000);
+	EXPECT_EQ(ri.size, 0x2000);
+	EXPECT_EQ(ri.src_stag, 0x55667788);
+	EXPECT_EQ(ri.src_to, 0x0102030405060708ULL);
+}
+
+/* The ULPDU must hold exactly the READ Request header. */
+TEST(read_req_length)
+{
+	__u8 buf[40] = { 0 };
+	struct kiwi_read_info ri;
+	struct kiwi_verdict v;
+	__u32 len;
+
+	memcpy(buf, rr_ok, sizeof(rr_ok));
+	for (len = 0; len < sizeof(buf); len++) {
+		v = kiwi_read_req_parse(buf, len, KIWI_MAX_MSG_SZ, &ri);
+		if (len == sizeof(rr_ok)) {
+			EXPECT_TRUE(v.ok);
+			continue;
+		}
+		EXPECT_FALSE(v.ok);
+		EXPECT_EQ(ri.why, KIWI_RR_BAD_LEN);
+		EXPECT_EQ(v.layer, KIWI_TL_DDP);
+		EXPECT_EQ(v.etype, KIWI_DT_UNTAGGED);
+		EXPECT_EQ(v.ecode, KIWI_DC_U_INVALID_MSN_NOBUF);
+	}
+	/* A claimed length beyond the buffer is refused unread. */
+	v = kiwi_read_req_parse(NULL, 0xffffffff, KIWI_MAX_MSG_SZ, &ri);
+	EXPECT_EQ(ri.why, KIWI_RR_BAD_LEN);
+}
+
+static enum kiwi_rr_why rr_why(__u64 sink_to, __u32 size, __u64 src_to,
+			       struct kiwi_verdict *v)
+{
+	struct kiwi_read_info ri;
+	__u8 b[28];
+
+	memcpy(b, rr_ok, sizeof(b));
+	put_be64(b + 4, sink_to);
+	put_be32(b + 12, size);
+	put_be64(b + 20, src_to);
+	*v = kiwi_read_req_parse(b, sizeof(b), KIWI_MAX_MSG_SZ, &ri);
+	return ri.why;
+}
+
+TEST(read_req_size)
+{
+	struct kiwi_verdict v;
+
+	EXPECT_EQ(rr_why(0, KIWI_MAX_MSG_SZ, 0, &v), KIWI_RR_OK);
+	EXPECT_EQ(rr_why(0, KIWI_MAX_MSG_SZ + 1, 0, &v), KIWI_RR_TOO_BIG);
+	EXPECT_EQ(v.layer, KIWI_TL_RDMAP);
+	EXPECT_EQ(v.etype, KIWI_RT_PROTECTION);
+	EXPECT_EQ(v.ecode, KIWI_RC_BASE_BOUNDS);
+	EXPECT_EQ(rr_why(0, 0xffffffff, 0, &v), KIWI_RR_TOO_BIG);
+	/* Zero bytes name no buffer: any TO goes. */
+	EXPECT_EQ(rr_why(~0ULL, 0, ~0ULL, &v), KIWI_RR_OK);
+	EXPECT_TRUE(v.ok);
+}
+
+TEST(read_req_to_wrap)
+{
+	struct kiwi_verdict v;
+
+	/* Ending exactly at 2^64 is fine; one byte more wraps. */
+	EXPECT_EQ(rr_why(0, 16, ~0ULL - 15, &v), KIWI_RR_OK);
+	EXPECT_EQ(rr_why(0, 16, ~0ULL - 14, &v), KIWI_RR_SRC_WRAP);
+	EXPECT_EQ(v.layer, KIWI_TL_RDMAP);
+	EXPECT_EQ(v.etype, KIWI_RT_PROTECTION);
+	EXPECT_EQ(v.ecode, KIWI_RC_TO_WRAP);
+	EXPECT_EQ(rr_why(~0ULL - 15, 16, 0, &v), KIWI_RR_OK);
+	EXPECT_EQ(rr_why(~0ULL, 2, 0, &v), KIWI_RR_SINK_WRAP);
+	EXPECT_EQ(v.ecode, KIWI_RC_TO_WRAP);
+	/* The source is checked first. */
+	EXPECT_EQ(rr_why(~0ULL, 2, ~0ULL, &v), KIWI_RR_SRC_WRAP);
+}
+
+/* ---- TERMINATE ---- */
+
+static enum kiwi_term_why term(__u32 ctrl, const __u8 *rest, __u32 len,
+			       struct kiwi_term_info *ti)
+{
+	struct kiwi_term t = { .ctrl = kiwi_cpu32(ctrl) };
+	__u32 have = len < KIWI_TERM_MAX_REST ? len : KIWI_TERM_MAX_REST;
+
+	kiwi_term_parse(&t, rest, have, len, ti);
+	return ti->why;
+}
+
+TEST(term_plain)
+{
+	struct kiwi_term_info ti;
+	__u32 c = kiwi_term_ctrl(KIWI_TL_DDP, KIWI_DT_TAGGED,
+				 KIWI_DC_T_BASE_BOUNDS);
+
+	EXPECT_EQ(term(c, NULL, 0, &ti), KIWI_TW_OK);
+	EXPECT_EQ(ti.ctrl, c);
+	EXPECT_EQ(ti.layer, KIWI_TL_DDP);
+	EXPECT_EQ(ti.etype, KIWI_DT_TAGGED);
+	EXPECT_EQ(ti.ecode, KIWI_DC_T_BASE_BOUNDS);
+	EXPECT_FALSE(ti.m || ti.d || ti.r);
+	EXPECT_EQ(ti.used, 0);
+	/* Bytes no bit announces. */
+	EXPECT_EQ(term(c, (const __u8 *)"x", 1, &ti), KIWI_TW_LONG);
+	/* The layer, type and code are reported however bad the rest. */
+	EXPECT_EQ(ti.layer, KIWI_TL_DDP);
+	EXPECT_EQ(ti.ecode, KIWI_DC_T_BASE_BOUNDS);
+}
+
+TEST(term_layer_type_rsvd)
+{
+	struct kiwi_term_info ti;
+
+	EXPECT_EQ(term(0xffffffff, NULL, 60, &ti), KIWI_TW_LAYER);
+	EXPECT_EQ(ti.layer, 15);
+	EXPECT_EQ(ti.etype, 15);
+	EXPECT_EQ(ti.ecode, 0xff);
+	EXPECT_EQ(term(kiwi_term_ctrl(3, 0, 0), NULL, 0, &ti), KIWI_TW_LAYER);
+	EXPECT_EQ(term(kiwi_term_ctrl(KIWI_TL_RDMAP, 3, 0), NULL, 0, &ti),
+		  KIWI_TW_ETYPE);
+	EXPECT_EQ(term(kiwi_term_ctrl(KIWI_TL_DDP, 3, 0), NULL, 0, &ti),
+		  KIWI_TW_ETYPE);
+	EXPECT_EQ(term(kiwi_term_ctrl(KIWI_TL_LLP, 1, 0), NULL, 0, &ti),
+		  KIWI_TW_ETYPE);
+	EXPECT_EQ(term(kiwi_term_ctrl(KIWI_TL_LLP, 0, KIWI_LC_MPA_CRC), NULL,
+		       0, &ti), KIWI_TW_OK);
+	EXPECT_EQ(term(kiwi_term_ctrl(KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+				      KIWI_RC_UNSPECIFIED) | 1, NULL, 0, &ti),
+		  KIWI_TW_RSVD);
+}
+
+/* D: segment length, then a tagged (14) or untagged (18) DDP header. */
+TEST(term_ddp_header)
+{
+	__u32 c = kiwi_term_ctrl(KIWI_TL_DDP, KIWI_DT_TAGGED,
+				 KIWI_DC_T_INVALID_STAG) |
+		  KIWI_TERM_M | KIWI_TERM_D;
+	struct kiwi_term_info ti;
+	__u8 rest[2 + 18] = { 0x00, 0x40, 0xc1, 0x40 };	/* len 64, T L v1 */
+
+	EXPECT_EQ(term(c, rest, 2 + 14, &ti), KIWI_TW_OK);
+	EXPECT_EQ(ti.seg_len, 64);
+	EXPECT_EQ(ti.ddp_off, 2);
+	EXPECT_EQ(ti.ddp_len, 14);
+	EXPECT_EQ(ti.rdma_len, 0);
+	EXPECT_EQ(ti.used, 16);
+	EXPECT_EQ(term(c, rest, 2 + 13, &ti), KIWI_TW_SHORT);
+	EXPECT_EQ(ti.ddp_len, 0);
+	EXPECT_EQ(term(c, rest, 2 + 15, &ti), KIWI_TW_LONG);
+	/* Untagged: 18 bytes. */
+	rest[2] = 0x41;
+	EXPECT_EQ(term(c, rest, 2 + 14, &ti), KIWI_TW_SHORT);
+	EXPECT_EQ(term(c, rest, 2 + 18, &ti), KIWI_TW_OK);
+	EXPECT_EQ(ti.ddp_len, 18);
+	/* A segment shorter than the header copied from it. */
+	rest[1] = 17;
+	EXPECT_EQ(term(c, rest, 2 + 18, &ti), KIWI_TW_SEGLEN);
+	/* ... is fine when M says the length is not valid. */
+	EXPECT_EQ(term(c & ~KIWI_TERM_M, rest, 2 + 18, &ti), KIWI_TW_OK);
+	/* M alone: a valid length that was not sent. */
+	EXPECT_EQ(term(c & ~KIWI_TERM_D, rest, 0, &ti), KIWI_TW_M_NO_D);
+}
+
+/* R: the 28-byte READ Request header, after the DDP header if D. */
+TEST(term_rdma_header)
+{
+	__u32 c = kiwi_term_ctrl(KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				 KIWI_RC_BASE_BOUNDS) | KIWI_TERM_R;
+	__u8 rest[2 + 18 + 28] = { 0x00, 18 + 28, 0x41, 0x41 };
+	struct kiwi_term_info ti;
+
+	EXPECT_EQ(term(c, rest + 20, 28, &ti), KIWI_TW_OK);
+	EXPECT_EQ(ti.rdma_off, 0);
+	EXPECT_EQ(ti.rdma_len, 28);
+	EXPECT_EQ(term(c, rest + 20, 27, &ti), KIWI_TW_SHORT);
+	EXPECT_EQ(term(c, rest + 20, 29, &ti), KIWI_TW_LONG);
+	c |= KIWI_TERM_M | KIWI_TERM_D;
+	EXPECT_EQ(term(c, rest, sizeof(rest), &ti), KIWI_TW_OK);
+	EXPECT_EQ(ti.ddp_off, 2);
+	EXPECT_EQ(ti.ddp_len, 18);
+	EXPECT_EQ(ti.rdma_off, 20);
+	EXPECT_EQ(ti.rdma_len, 28);
+	EXPECT_EQ(ti.used, KIWI_TERM_MAX_REST);
+	rest[1] = 18 + 27;
+	EXPECT_EQ(term(c, rest, sizeof(rest), &ti), KIWI_TW_SEGLEN);
+}
+
+/* Fewer bytes held than the bits need: refused, nothing read past them. */
+TEST(term_have_short)
+{
+	__u32 c = kiwi_term_ctrl(KIWI_TL_DDP, KIWI_DT_UNTAGGED, 0) |
+		  KIWI_TERM_D | KIWI_TERM_R;
+	struct kiwi_term t = { .ctrl = kiwi_cpu32(c) };
+	__u8 rest[KIWI_TERM_MAX_REST] = { 0, 46, 0x41 };
+	struct kiwi_term_info ti;
+
+	kiwi_term_parse(&t, rest, 20, sizeof(rest), &ti);
+	EXPECT_EQ(ti.why, KIWI_TW_SHORT);
+	kiwi_term_parse(&t, rest, 2, sizeof(rest), &ti);
+	EXPECT_EQ(ti.why, KIWI_TW_SHORT);
+	kiwi_term_parse(&t, rest, sizeof(rest), sizeof(rest), &ti);
+	EXPECT_EQ(ti.why, KIWI_TW_OK);
+}
+
+KT_MAIN()
