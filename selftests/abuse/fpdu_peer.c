@@ -192,11 +192,6 @@ static struct victim_info mpa_connect(uint16_t ird, uint16_t ord)
 static uint8_t resp_data[70000];	/* payload of the last READ response */
 static uint32_t resp_len;
 
-/*
- * Read FPDUs until a TERMINATE (returned as TERM(layer, type, code)), the
- * end of the stream (GOT_EOF) or @ms of silence (GOT_TIMEOUT).  Counts
- * READ responses in *@resp and keeps the last one's payload.
- */
 static uint8_t rx_buf[70000];	/* the last FPDU received */
 
 /*
@@ -207,6 +202,7 @@ static int recv_fpdu(int ms, uint32_t *len)
 {
 	struct kiwi_ctrl c;
 	uint32_t total;
+	int op;
 
 	if (!recv_all(&c, sizeof(c), ms))
 		return peer_eof ? GOT_EOF : GOT_TIMEOUT;
@@ -216,11 +212,16 @@ static int recv_fpdu(int ms, uint32_t *len)
 	memcpy(rx_buf, &c, sizeof(c));
 	if (!recv_all(rx_buf + sizeof(c), total, ms))
 		return peer_eof ? GOT_EOF : GOT_TIMEOUT;
-	printf("# rx op %u, ULPDU %u\n",
-	       ntohs(c.ddp_rdmap) & KIWI_RDMAP_OP_MASK, *len);
-	return ntohs(c.ddp_rdmap) & KIWI_RDMAP_OP_MASK;
+	op = ntohs(c.ddp_rdmap) & KIWI_RDMAP_OP_MASK;
+	printf("# rx op %d, ULPDU %u\n", op, *len);
+	return op;
 }
 
+/*
+ * Read FPDUs until a TERMINATE (returned as TERM(layer, type, code)), the
+ * end of the stream (GOT_EOF) or @ms of silence (GOT_TIMEOUT).  Counts
+ * READ responses in *@resp and keeps the last one's payload.
+ */
 static int await_terminate(int ms, int *resp)
 {
 	for (;;) {
