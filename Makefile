@@ -2,7 +2,8 @@
 #
 # kiwi -- front door.  See README.md.
 #
-#   make            build kmod/kiwi.ko and build/provider/libkiwi-rdmav34.so
+#   make            build kmod/kiwi.ko, build/provider/libkiwi-rdmav34.so and
+#                   the test-only kernel consumer selftests/kconsumer/*.ko
 #   make deps       install the Debian packages the build and tests need
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
 #   make check      run every test (last line: "N passed, N failed")
@@ -33,13 +34,13 @@ ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod provider siw deps demo check bench soak fuzz install deb uninstall clean help fresh-check
+.PHONY: all kmod kconsumer provider siw deps demo check bench soak fuzz install deb uninstall clean help fresh-check
 
-all: kmod provider
+all: kmod kconsumer provider
 
-kmod:
+kmod kconsumer:
 	@test -n "$(KDIR)" || { echo "kiwi: no linux-headers-6.1.*-amd64 found; run 'make deps' or pass KDIR=" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)$(if $(filter kconsumer,$@),/selftests/kconsumer) W=1 modules
 
 provider:
 	cmake -S $(CURDIR) -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -82,6 +83,7 @@ uninstall:
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kconsumer clean
 	rm -rf $(BUILD)
 
 fresh-check:

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * abuse.h -- what the abuse-test programs (selftests/abuse/) share: the
- * private data a victim accepts with, and fill patterns.
+ * private data a victim accepts with, and fill patterns.  Also included
+ * by the kernel-side victim selftests/kconsumer/kiwi_frmr_test.c.
  */
 #ifndef KIWI_ABUSE_H
 #define KIWI_ABUSE_H
 
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
 #include <stdint.h>
+#endif
 
 #define ABUSE_PORT	7400
 #define VICTIM_MAGIC	0x7669636d	/* "vicm" */

@@ -12,6 +12,9 @@
  *                the rest.  Expected: TERMINATE DDP tagged / invalid
  *                STag (1/1/0x00), and nothing placed after the
  *                deregistration (the victim checks its own memory).
+ *                With -r it first waits for a SEND from the victim
+ *                (kiwi_frmr_test: its FRMR is registered; it remaps it
+ *                during the silence).
  *   read_flood   -n RDMA READ requests in one segment, though the victim
  *                advertised an IRD of 1.  Expected: at most IRD READ
  *                responses, then TERMINATE DDP untagged / no buffer
@@ -36,7 +39,7 @@
  * "fpdu_peer: ok" or "fpdu_peer: FAILED ...".  Exit status 0 if the
  * victim answered as the RFCs say, 1 if not, 2 on usage errors.
  *
- *   fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT]
+ *   fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -191,6 +194,31 @@ static struct victim_info mpa_connect(uint16_t ird, uint16_t ord)
 static uint8_t resp_data[70000];	/* payload of the last READ response */
 static uint32_t resp_len;
 
+static uint8_t rx_buf[70000];	/* the last FPDU received */
+
+/*
+ * One FPDU into rx_buf within @ms: its RDMAP opcode and in *@len its
+ * ULPDU length, or GOT_EOF / GOT_TIMEOUT.
+ */
+static int recv_fpdu(int ms, uint32_t *len)
+{
+	struct kiwi_ctrl c;
+	uint32_t total;
+	int op;
+
+	if (!recv_all(&c, sizeof(c), ms))
+		return peer_eof ? GOT_EOF : GOT_TIMEOUT;
+	*len = ntohs(c.mpa_len);
+	total = kiwi_mpa_pad(*len + KIWI_MPA_HDR_LEN) + *len +
+		KIWI_MPA_HDR_LEN + KIWI_MPA_CRC_LEN - sizeof(c);
+	memcpy(rx_buf, &c, sizeof(c));
+	if (!recv_all(rx_buf + sizeof(c), total, ms))
+		return peer_eof ? GOT_EOF : GOT_TIMEOUT;
+	op = ntohs(c.ddp_rdmap) & KIWI_RDMAP_OP_MASK;
+	printf("# rx op %d, ULPDU %u\n", op, *len);
+	return op;
+}
+
 /*
  * Read FPDUs until a TERMINATE (returned as TERM(layer, type, code)), the
  * end of the stream (GOT_EOF) or @ms of silence (GOT_TIMEOUT).  Counts
@@ -199,34 +227,22 @@ static uint32_t resp_len;
 static int await_terminate(int ms, int *resp)
 {
 	for (;;) {
-		static uint8_t buf[70000];
-		struct kiwi_ctrl c;
-		uint32_t len, total, ctrl;
-		uint16_t dr;
-		uint8_t op;
+		uint32_t len, ctrl;
+		int op = recv_fpdu(ms, &len);
 
-		if (!recv_all(&c, sizeof(c), ms))
-			return peer_eof ? GOT_EOF : GOT_TIMEOUT;
-		len = ntohs(c.mpa_len);
-		total = kiwi_mpa_pad(len + KIWI_MPA_HDR_LEN) + len +
-			KIWI_MPA_HDR_LEN + KIWI_MPA_CRC_LEN - sizeof(c);
-		memcpy(buf, &c, sizeof(c));
-		if (!recv_all(buf + sizeof(c), total, ms))
-			return peer_eof ? GOT_EOF : GOT_TIMEOUT;
-		dr = ntohs(c.ddp_rdmap);
-		op = dr & KIWI_RDMAP_OP_MASK;
-		printf("# rx op %u, ULPDU %u\n", op, len);
+		if (op < 0)
+			return op;
 		if (op == KIWI_OP_READ_RESP) {
 			uint32_t h = sizeof(struct kiwi_hdr_tagged);
 
 			if (resp)
 				(*resp)++;
 			resp_len = len + KIWI_MPA_HDR_LEN - h;
-			memcpy(resp_data, buf + h, resp_len);
+			memcpy(resp_data, rx_buf + h, resp_len);
 		}
 		if (op != KIWI_OP_TERMINATE)
 			continue;
-		memcpy(&ctrl, buf + sizeof(struct kiwi_hdr_untagged), 4);
+		memcpy(&ctrl, rx_buf + sizeof(struct kiwi_hdr_untagged), 4);
 		ctrl = ntohl(ctrl);
 		return TERM(ctrl >> KIWI_TERM_LAYER_SHIFT,
 			    (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
@@ -259,13 +275,37 @@ static int expect_term(int got, int want)
 	return 0;
 }
 
-static int stall_write(const struct victim_info *vi, int secs)
+/*
+ * -r: the victim makes its region valid only once connected (a kernel
+ * consumer's fast registration, selftests/kconsumer/kiwi_frmr_test.c)
+ * and then says so with a SEND: wait for that.
+ */
+static int await_ready(void)
+{
+	uint32_t len;
+	int op;
+
+	do
+		op = recv_fpdu(10000, &len);
+	while (op >= 0 && op != KIWI_OP_SEND);
+	if (op < 0) {
+		printf("fpdu_peer: FAILED no ready SEND from the victim: %s\n",
+		       op == GOT_EOF ? "end of stream" : "timeout");
+		return 1;
+	}
+	printf("# the victim's ready SEND arrived\n");
+	return 0;
+}
+
+static int stall_write(const struct victim_info *vi, int secs, bool ready)
 {
 	struct kiwi_hdr_tagged h = { 0 };
 	static uint8_t data[4000];
 	static uint8_t fpdu[8192];
 	size_t n;
 
+	if (ready && await_ready())
+		return 1;
 	memset(data, PAT_PEER, sizeof(data));
 	h.ctrl.ddp_rdmap = htons(kiwi_ddp_rdmap(KIWI_OP_WRITE, true));
 	h.stag = vi->rkey;
@@ -812,15 +852,17 @@ int main(int argc, char **argv)
 	int port = ABUSE_PORT, secs = 5, count = 8, c, rv;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct victim_info vi;
+	bool ready = false;
 	int one = 1;
 
-	while ((c = getopt(argc, argv, "a:p:m:s:n:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:m:s:n:r")) != -1) {
 		switch (c) {
 		case 'a': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
 		case 'm': mode = optarg; break;
 		case 's': secs = atoi(optarg); break;
 		case 'n': count = atoi(optarg); break;
+		case 'r': ready = true; break;
 		default: mode = NULL; optind = argc; break;
 		}
 	}
@@ -830,7 +872,7 @@ int main(int argc, char **argv)
 	     !is_handshake_mode(mode) && !find_scenario(mode))) {
 		size_t i;
 
-		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT]\nmodes: silent req_fin req_rst p2p_nortr slowloris flood hold stall_write read_flood");
+		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r]\nmodes: silent req_fin req_rst p2p_nortr slowloris flood hold stall_write read_flood");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
 		fprintf(stderr, "\n");
@@ -855,7 +897,7 @@ int main(int argc, char **argv)
 	connected = true;
 	fflush(stdout);
 	if (!strcmp(mode, "stall_write"))
-		rv = stall_write(&vi, secs);
+		rv = stall_write(&vi, secs, ready);
 	else if (!strcmp(mode, "read_flood"))
 		rv = read_flood(&vi, count);
 	else

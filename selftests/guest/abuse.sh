@@ -22,6 +22,14 @@
 #                 the victim's ibv_dereg_mr() returns at once (< 3 s), and
 #                 the rest of the WRITE, when it comes, is answered with
 #                 TERMINATE DDP tagged/invalid STag
+#   frmr_remap    a kernel consumer (selftests/kconsumer/kiwi_frmr_test.ko,
+#                 loaded in kwb) fast-registers pages A and names them to
+#                 fpdu_peer, whose WRITE stalls after its header and 16
+#                 bytes; then the module invalidates the MR and registers
+#                 it again, same iova, new key, over pages B.  The rest of
+#                 the WRITE gets TERMINATE DDP tagged/invalid STag and
+#                 pages B stay untouched (the module checks them); then
+#                 it unloads
 #   ird_flood     the peer sends 8 READ requests to a QP that advertised
 #                 IRD 1: at most one is answered, then TERMINATE DDP
 #                 untagged/no buffer
@@ -327,6 +335,38 @@ peer_case() {
 	verdict "$name: $desc$why" $((prc | vrc)) "$TMPD/v" "$TMPD/p"
 }
 
+# frmr_remap: an FRMR remapped under a stalled WRITE (issue 14, defect 4).
+# Needs vm/run --module selftests/kconsumer/kiwi_frmr_test.ko.
+case_frmr_remap() {
+	local P=/sys/module/kiwi_frmr_test/parameters rc=0 res= before why=
+	before=$(stat kiwi1 terminate_sent_ddp)
+	if ! B modprobe kiwi_frmr_test addr=$SRV port=7407 >"$TMPD/f" 2>&1; then
+		notok "frmr_remap: modprobe kiwi_frmr_test (vm/run --module selftests/kconsumer/kiwi_frmr_test.ko)"
+		diag "$TMPD/f"
+		return
+	fi
+	wait_port $SRV 7407
+	A timeout 60 "$BIN/fpdu_peer" -a $SRV -p 7407 -m stall_write -r -s 5 \
+		>"$TMPD/p" 2>&1 || rc=$?
+	for _ in $(seq 1 60); do
+		res=$(cat $P/result)
+		case $res in pass*|FAIL*) break ;; esac
+		sleep 0.5
+	done
+	echo "# kiwi_frmr_test: $res"
+	grep -h 'TERMINATE' "$TMPD/p" | sed 's/^# */# /'
+	case $res in pass*) ;; *) rc=1 ;; esac
+	why=$(counted kiwi1 terminate_sent_ddp "$before")
+	[ -z "$why" ] || rc=1
+	if ! modprobe -r kiwi_frmr_test >>"$TMPD/f" 2>&1; then
+		rc=1
+		why="$why (modprobe -r kiwi_frmr_test failed)"
+	fi
+	dmesg | grep 'kiwi_frmr_test:' >>"$TMPD/f"
+	verdict "frmr_remap: an FRMR invalidated and re-registered over other pages under a stalled WRITE: its rest gets TERMINATE invalid STag, the new pages stay untouched$why" \
+		$rc "$TMPD/p" "$TMPD/f"
+}
+
 # rping -V rounds between kiwi0 and kiwi1 until $TMPD/stop appears;
 # each round's exit status goes to $TMPD/rounds.
 bystander() {
@@ -589,6 +629,7 @@ only case_qp_steal
 only peer_case dereg_stall 7402 "-d" "-m stall_write -s 5" \
 	"dereg of an MR a stalled WRITE names returns at once; the WRITE's rest gets TERMINATE invalid STag" \
 	fpdu_peer "kiwi1 terminate_sent_ddp"
+only case_frmr_remap
 only peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
 	"8 READ requests against IRD 1: one answered, then TERMINATE DDP untagged/no buffer" \
 	fpdu_peer "kiwi1 read_requests_beyond_ird"
