@@ -336,6 +336,15 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	lock_sock(sk);
 	kiwi_rx_data_ready(sk);
 	release_sock(sk);
+	/*
+	 * So may the peer's FIN or RST: if it came before RTS -- even in
+	 * the same work run as the MPA frame -- no state change is left
+	 * to tell us, and the connection would stay up, half-closed,
+	 * until the consumer destroyed the QP.  One that comes from now on
+	 * raises its own event.
+	 */
+	if (READ_ONCE(sk->sk_state) != TCP_ESTABLISHED)
+		kiwi_ep_kick(ep, KIWI_EV_SOCK);
 	return 0;
 }
 
