@@ -514,11 +514,7 @@ case_no_leaks() {
 	echo "# before kiwi: TCP ${BASE[0]}, TCPv6 ${BASE[1]}, slab ${BASE[2]} KiB; after unload: TCP ${now[0]}, TCPv6 ${now[1]}, slab ${now[2]} KiB"
 	[ "${now[0]}" -le "${BASE[0]}" ] && [ "${now[1]}" -le "${BASE[1]}" ] &&
 		[ $((now[2] - BASE[2])) -le 8192 ] || rc=1
-	# shellcheck disable=SC2086
-	[ -n "$KTEXT" ] && kiwi_leaked $KTEXT >"$TMPD/leaked" ||
-		echo "leaked bytes: unknown (kiwi's address range not read)" >"$TMPD/leaked"
-	diag "$TMPD/leaked"
-	grep -qx 'leaked bytes: 0' "$TMPD/leaked" || rc=1
+	kiwi_leak_check "$KTEXT" "$TMPD/leaked" || rc=1
 	if [ $rc -eq 0 ]; then
 		ok "no_leaks: TCP sockets back to baseline, slab within 8 MiB ($((now[2] - BASE[2])) KiB), nothing kiwi allocated still allocated (leaked bytes: 0)"
 	else

@@ -99,6 +99,20 @@ kiwi_leaked() {
 	} | awk '{ print; bytes += $1 * $3 } END { printf "leaked bytes: %d\n", bytes }'
 }
 
+# kiwi_leak_check "START END" FILE: kiwi_leaked into FILE (shown as TAP
+# diagnostics); true iff it found nothing.  START END come from
+# kiwi_text, read while kiwi was loaded.
+kiwi_leak_check() {
+	# shellcheck disable=SC2086
+	if [ -n "$1" ]; then
+		kiwi_leaked $1 >"$2"
+	else
+		echo "leaked bytes: unknown (kiwi's address range not read)" >"$2"
+	fi
+	diag "$2"
+	grep -qx 'leaked bytes: 0' "$2"
+}
+
 # stuck_report: what a "something was left" failure needs to be
 # understood, as TAP diagnostics: tasks in D state with their kernel
 # stacks, kiwi QPs, TCP sockets in both namespaces, and the kiwi events

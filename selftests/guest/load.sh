@@ -90,6 +90,7 @@ else
 fi
 grep -h '^manyqp' "$TMPD"/c? "$TMPD"/s* | diag
 
+KTEXT=$(kiwi_text)	# where kiwi.ko lies, for kiwi_leak_check after unload
 if { A rdma link del kiwi0 && B rdma link del kiwi1 && modprobe -r kiwi; } \
 	>"$TMPD/u" 2>&1; then
 	ok "unload after the load"
@@ -103,10 +104,11 @@ for _ in $(seq 1 30); do
 	sleep 1
 done
 echo "# before: TCP ${BASE[0]}, slab ${BASE[1]} KiB; after unload: TCP ${NOW[0]}, slab ${NOW[1]} KiB"
-if [ "${NOW[0]}" -le "${BASE[0]}" ] && [ $((NOW[1] - BASE[1])) -le 16384 ]; then
-	ok "no_leaks: TCP sockets back to baseline, slab within 16 MiB ($((NOW[1] - BASE[1])) KiB)"
+if kiwi_leak_check "$KTEXT" "$TMPD/leaked" &&
+   [ "${NOW[0]}" -le "${BASE[0]}" ] && [ $((NOW[1] - BASE[1])) -le 16384 ]; then
+	ok "no_leaks: TCP sockets back to baseline, slab within 16 MiB ($((NOW[1] - BASE[1])) KiB), $(tail -n 1 "$TMPD/leaked")"
 else
-	notok "no_leaks: TCP ${BASE[0]}->${NOW[0]}, slab +$((NOW[1] - BASE[1])) KiB"
+	notok "no_leaks: TCP ${BASE[0]}->${NOW[0]}, slab +$((NOW[1] - BASE[1])) KiB, $(tail -n 1 "$TMPD/leaked")"
 fi
 echo "# load.sh: $((SECONDS - START)) s"
 tap_end

@@ -174,6 +174,7 @@ if [ $((h2 - h1)) -lt 8192 ]; then
 else
 	notok "memory grows: slab peak ${h1} KiB in the first half, ${h2} KiB in the second"
 fi
+KTEXT=$(kiwi_text)	# where kiwi.ko lies, for kiwi_leak_check after unload
 if { nvme_down && A rdma link del kiwi0 && B rdma link del kiwi1 &&
      modprobe -r kiwi; } >"$TMPD/u" 2>&1; then
 	ok "teardown and unload"
@@ -184,9 +185,10 @@ fi
 sleep 5
 NOW=($(mem_line))
 echo "# after unload: slab ${NOW[0]} KiB (baseline ${BASE[0]}), TCP ${NOW[2]} (baseline ${BASE[2]})"
-if [ "${NOW[2]}" -le "${BASE[2]}" ] && [ $((NOW[0] - BASE[0])) -lt 16384 ]; then
-	ok "no leaks: TCP sockets at baseline, slab within 16 MiB"
+if kiwi_leak_check "$KTEXT" "$TMPD/leaked" &&
+   [ "${NOW[2]}" -le "${BASE[2]}" ] && [ $((NOW[0] - BASE[0])) -lt 16384 ]; then
+	ok "no leaks: TCP sockets at baseline, slab within 16 MiB, $(tail -n 1 "$TMPD/leaked")"
 else
-	notok "leak: TCP ${BASE[2]}->${NOW[2]}, slab ${BASE[0]}->${NOW[0]} KiB"
+	notok "leak: TCP ${BASE[2]}->${NOW[2]}, slab ${BASE[0]}->${NOW[0]} KiB, $(tail -n 1 "$TMPD/leaked")"
 fi
 tap_end
