@@ -214,7 +214,7 @@ static int kiwi_tx_put_src(struct kiwi_tx_batch *b, struct kiwi_src *src,
 /* The header scratch of the FPDU being built (its trailer follows). */
 u8 *kiwi_tx_slot(struct kiwi_qp *qp)
 {
-	return qp->tx_batch->hdr;
+	return qp->tx.batch->hdr;
 }
 
 /*
@@ -309,7 +309,7 @@ int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 			u32 hdr_len, struct kiwi_src *src, u32 off, u32 len,
 			bool more)
 {
-	struct kiwi_tx_batch *b = qp->tx_batch;
+	struct kiwi_tx_batch *b = qp->tx.batch;
 	u8 *hdr = kiwi_tx_slot(qp);
 	struct kiwi_ctrl *ctrl = (struct kiwi_ctrl *)hdr;
 	u8 *trailer = hdr + KIWI_TX_HDR_MAX;

@@ -364,6 +364,28 @@ struct kiwi_rx {
 struct kiwi_ep;
 struct kiwi_tx_batch;
 
+/*
+ * A QP's transmit side (tx.c, fpdu.c): one work item serialises all
+ * sending; inbound READ requests wait in irq until answered.
+ */
+struct kiwi_tx {
+	struct work_struct work;
+	wait_queue_head_t idle;		/* woken when work finds no more */
+	int cpu;			/* where work runs: keeps order */
+	struct mutex mutex;		/* one sender: worker or doorbell */
+	unsigned long owned;		/* bit 0: a sender is active */
+	spinlock_t irq_lock;
+	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
+	u32 irq_head;
+	u32 irq_count;
+	u32 orq_count;			/* outbound READs outstanding */
+	u32 msn[KIWI_QN_COUNT];		/* next MSN per untagged queue */
+	u32 term_ctrl;			/* TERMINATE to send, if term_pending */
+	bool term_pending;
+	u8 rtr_pending;			/* KIWI_MPA_RTR_* message to send */
+	struct kiwi_tx_batch *batch;	/* FPDUs gathered for one send */
+};
+
 struct kiwi_qp {
 	struct ib_qp ibqp;
 	struct kiwi_device *kdev;
@@ -416,22 +438,7 @@ struct kiwi_qp {
 	struct sock *rx_sk;		/* rx_work's socket */
 	int rx_cpu;			/* where rx_work runs, -1 unpicked */
 
-	/* Transmit: one work item per QP serialises all sending. */
-	struct work_struct tx_work;
-	wait_queue_head_t tx_idle;	/* woken when tx_work finds no more */
-	int tx_cpu;			/* where tx_work runs: keeps order */
-	struct mutex tx_mutex;		/* one sender: worker or doorbell */
-	unsigned long tx_owned;		/* bit 0: a sender is active */
-	spinlock_t irq_lock;
-	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
-	u32 irq_head;
-	u32 irq_count;
-	u32 orq_count;			/* outbound READs outstanding */
-	u32 tx_msn[KIWI_QN_COUNT];	/* next MSN per untagged queue */
-	u32 term_ctrl;			/* TERMINATE to send, if term_pending */
-	bool term_pending;
-	u8 rtr_pending;			/* KIWI_MPA_RTR_* message to send */
-	struct kiwi_tx_batch *tx_batch;	/* FPDUs gathered for one send */
+	struct kiwi_tx tx;
 
 	struct ib_qp_cap cap;		/* as granted */
 	int access;			/* IB_ACCESS_REMOTE_* granted to peer */
@@ -547,7 +554,7 @@ void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp);
 /* tx.c, fpdu.c: transmit (tx.h has what only the two share) */
 int kiwi_tx_init(struct kiwi_qp *qp);
 void kiwi_tx_free(struct kiwi_qp *qp);
-#define KIWI_TX_CPU_PICK	(-2)	/* tx_cpu: picked at the first kick */
+#define KIWI_TX_CPU_PICK	(-2)	/* tx.cpu: picked at the first kick */
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_start(struct kiwi_qp *qp);
 void kiwi_tx_now(struct kiwi_qp *qp);

@@ -188,7 +188,7 @@ static void kiwi_qp_reset_msn(struct kiwi_qp *qp)
 	int i;
 
 	for (i = 0; i < KIWI_QN_COUNT; i++)
-		qp->tx_msn[i] = 1;	/* RFC 5041 5.1: MSNs start at one */
+		qp->tx.msn[i] = 1;	/* RFC 5041 5.1: MSNs start at one */
 }
 
 static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to);
@@ -224,8 +224,8 @@ void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
 	if (!kiwi_qp_kill(qp))
 		return;
 	if (layer != KIWI_TL_LLP || ecode != KIWI_LC_TCP_ERR) {
-		qp->term_ctrl = kiwi_term_ctrl(layer, etype, ecode);
-		WRITE_ONCE(qp->term_pending, true);
+		qp->tx.term_ctrl = kiwi_term_ctrl(layer, etype, ecode);
+		WRITE_ONCE(qp->tx.term_pending, true);
 		kiwi_tx_kick(qp);
 	}
 	kiwi_qp_fatal_event(qp);
@@ -285,11 +285,11 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	kiwi_qp_reset_msn(qp);
 	qp->crc = crc;
 	qp->large_fpdu = large;
-	qp->rtr_pending = rtr;
-	qp->term_pending = false;
-	qp->irq_head = 0;
-	qp->irq_count = 0;
-	qp->tx_cpu = KIWI_TX_CPU_PICK;	/* at the first kick */
+	qp->tx.rtr_pending = rtr;
+	qp->tx.term_pending = false;
+	qp->tx.irq_head = 0;
+	qp->tx.irq_count = 0;
+	qp->tx.cpu = KIWI_TX_CPU_PICK;	/* at the first kick */
 	qp->rx_cpu = -1;
 	WRITE_ONCE(qp->sock, sock);
 	WRITE_ONCE(qp->ep, ep);
@@ -324,22 +324,22 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 
 	/*
 	 * Until the TERMINATE is out and the sender has let go of the
-	 * socket: the worker wakes tx_idle after releasing tx_mutex.  At
+	 * socket: the worker wakes tx.idle after releasing tx.mutex.  At
 	 * most a second: a peer that does not read may never take it.
 	 */
-	wait_event_timeout(qp->tx_idle, !READ_ONCE(qp->term_pending) &&
-			   !mutex_is_locked(&qp->tx_mutex), HZ);
+	wait_event_timeout(qp->tx.idle, !READ_ONCE(qp->tx.term_pending) &&
+			   !mutex_is_locked(&qp->tx.mutex), HZ);
 	kernel_sock_shutdown(sock, SHUT_RDWR);	/* unblocks a stuck send */
 	/*
-	 * Senders read qp->sock under tx_mutex (the worker, a doorbell):
+	 * Senders read qp->sock under tx.mutex (the worker, a doorbell):
 	 * once it is cleared under the same mutex, none still uses it.
 	 */
-	mutex_lock(&qp->tx_mutex);
+	mutex_lock(&qp->tx.mutex);
 	mutex_lock(&qp->state_lock);
 	WRITE_ONCE(qp->sock, NULL);
 	mutex_unlock(&qp->state_lock);
-	mutex_unlock(&qp->tx_mutex);
-	flush_work(&qp->tx_work);
+	mutex_unlock(&qp->tx.mutex);
+	flush_work(&qp->tx.work);
 
 	kiwi_qp_flush_rq(qp);
 	kiwi_qp_flush_sq(qp);
@@ -531,7 +531,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_qp_put(ibqp);
 	wait_for_completion(&qp->freed);
 
-	cancel_work_sync(&qp->tx_work);
+	cancel_work_sync(&qp->tx.work);
 	kiwi_rx_stop(qp);
 	kiwi_tx_free(qp);
 	kiwi_qp_free_queues(qp);

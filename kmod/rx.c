@@ -235,7 +235,7 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	 * longer than a READ Request (the parser's verdict: the same code).
 	 */
 	if (ri->why == KIWI_RR_BAD_LEN ||
-	    READ_ONCE(qp->irq_count) >= max(ird, 1U)) {
+	    READ_ONCE(qp->tx.irq_count) >= max(ird, 1U)) {
 		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_REFUSED, 1);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MSN_NOBUF);
@@ -424,16 +424,16 @@ static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
 	unsigned long flags;
 
 	rx->msn[KIWI_QN_READ_REQ]++;
-	spin_lock_irqsave(&qp->irq_lock, flags);
-	e = &qp->irq[(qp->irq_head + qp->irq_count) % KIWI_MAX_IRD];
+	spin_lock_irqsave(&qp->tx.irq_lock, flags);
+	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % KIWI_MAX_IRD];
 	e->src_stag = ri->src_stag;
 	e->src_to = ri->src_to;
 	e->sink_stag = ri->sink_stag;
 	e->sink_to = ri->sink_to;
 	e->len = ri->size;
 	e->sent = 0;
-	qp->irq_count++;
-	spin_unlock_irqrestore(&qp->irq_lock, flags);
+	qp->tx.irq_count++;
+	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
 	rx->resp_due = true;	/* answered after this socket read */
 }
 

@@ -140,7 +140,7 @@ void kiwi_qp_flush_sq(struct kiwi_qp *qp)
 	}
 	qp->sq_tx = 0;
 	qp->sq_loaded = false;
-	qp->orq_count = 0;
+	qp->tx.orq_count = 0;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
@@ -218,7 +218,7 @@ static void kiwi_qp_read_end(struct kiwi_qp *qp, enum ib_wc_status status)
 		if (!status && slot->opcode == IB_WR_RDMA_READ_WITH_INV &&
 		    kiwi_mem_invalidate(qp, slot->sink_lkey))
 			slot->status = IB_WC_LOC_PROT_ERR;
-		qp->orq_count--;
+		qp->tx.orq_count--;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
@@ -408,10 +408,10 @@ struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
 	rv = kiwi_sq_load_next(qp);
 	if (rv)
 		sqe = NULL;
-	else if ((sqe->flags & IB_SEND_FENCE) && qp->orq_count)
+	else if ((sqe->flags & IB_SEND_FENCE) && qp->tx.orq_count)
 		sqe = NULL;
 	else if (kiwi_wr_is_read(sqe->opcode) &&
-		 qp->orq_count >= max(qp->ord, 1U))
+		 qp->tx.orq_count >= max(qp->ord, 1U))
 		sqe = NULL;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (rv == -EINVAL) {
@@ -452,6 +452,6 @@ void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 	kiwi_sq_slot(qp, qp->sq_head + qp->sq_tx)->state = KIWI_SQE_WAIT_RESP;
 	qp->sq_tx++;
 	qp->sq_loaded = false;
-	qp->orq_count++;
+	qp->tx.orq_count++;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }

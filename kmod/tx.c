@@ -75,7 +75,7 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 					   sqe->raddr + sqe->sent);
 		else
 			kiwi_tx_hdr_untagged(qp, op, last, KIWI_QN_SEND,
-					     qp->tx_msn[KIWI_QN_SEND], sqe->sent,
+					     qp->tx.msn[KIWI_QN_SEND], sqe->sent,
 					     kiwi_op(op)->invalidate ?
 					     sqe->ex : 0);
 		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, sqe->sent, len,
@@ -86,7 +86,7 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 	} while (sqe->sent < sqe->bytes);
 
 	if (!tagged)
-		qp->tx_msn[KIWI_QN_SEND]++;
+		qp->tx.msn[KIWI_QN_SEND]++;
 	return 0;
 }
 
@@ -99,7 +99,7 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp, struct socket *sock,
 	struct kiwi_src none = { .qp = qp };
 
 	kiwi_tx_hdr_untagged(qp, KIWI_OP_READ_REQ, true, KIWI_QN_READ_REQ,
-			     qp->tx_msn[KIWI_QN_READ_REQ]++, 0, 0);
+			     qp->tx.msn[KIWI_QN_READ_REQ]++, 0, 0);
 	rr->sink_stag = cpu_to_be32(sink_stag);
 	rr->sink_to = cpu_to_be64(sink_to);
 	rr->size = cpu_to_be32(len);
@@ -168,7 +168,7 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			     true, ctrl);
 	kiwi_tx_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
-			     qp->tx_msn[KIWI_QN_TERMINATE]++, 0, 0);
+			     qp->tx.msn[KIWI_QN_TERMINATE]++, 0, 0);
 	t->ctrl = cpu_to_be32(ctrl);
 	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_TERMINATE), &none,
 			    0, 0, false);
@@ -185,7 +185,7 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 		return kiwi_tx_read_req(qp, sock, 0, 0, 0, 0, 0);
 	case KIWI_MPA_RTR_SEND:
 		kiwi_tx_hdr_untagged(qp, KIWI_OP_SEND, true, KIWI_QN_SEND,
-				     qp->tx_msn[KIWI_QN_SEND]++, 0, 0);
+				     qp->tx.msn[KIWI_QN_SEND]++, 0, 0);
 		return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_SEND),
 				    &none, 0, 0, false);
 	default:
@@ -205,9 +205,9 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 /* Under irq_lock: drop the oldest inbound READ. */
 static void kiwi_irq_pop(struct kiwi_qp *qp)
 {
-	lockdep_assert_held(&qp->irq_lock);
-	qp->irq_head = (qp->irq_head + 1) % KIWI_MAX_IRD;
-	qp->irq_count--;
+	lockdep_assert_held(&qp->tx.irq_lock);
+	qp->tx.irq_head = (qp->tx.irq_head + 1) % KIWI_MAX_IRD;
+	qp->tx.irq_count--;
 }
 
 static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
@@ -215,13 +215,13 @@ static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
 	unsigned long flags;
 	bool ok = false;
 
-	spin_lock_irqsave(&qp->irq_lock, flags);
-	if (qp->irq_count) {
-		*e = qp->irq[qp->irq_head];
+	spin_lock_irqsave(&qp->tx.irq_lock, flags);
+	if (qp->tx.irq_count) {
+		*e = qp->tx.irq[qp->tx.irq_head];
 		kiwi_irq_pop(qp);
 		ok = true;
 	}
-	spin_unlock_irqrestore(&qp->irq_lock, flags);
+	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
 	return ok;
 }
 
@@ -271,15 +271,19 @@ static struct socket *kiwi_tx_sock(struct kiwi_qp *qp)
 }
 
 /*
- * tx_owned bit 0 is held while FPDUs are built and sent: by a process
- * context sender (under tx_mutex, for a whole run, sleeping in TCP
+ * tx.owned bit 0 is held while FPDUs are built and sent: by a process
+ * context sender (under tx.mutex, for a whole run, sleeping in TCP
  * at times), or by the receive path answering a READ, which only tries
  * and never waits.  The latter holds it briefly with bottom halves off,
- * so spinning here for it is short.
+ * so spinning here for it is short.  Why a bit and not a lock lockdep
+ * could follow: the owner may sleep (in TCP), which rules out a
+ * spinlock, and the other side is a softirq, where mutex_trylock() is
+ * not allowed; a bit taken with acquire/release semantics is the one
+ * primitive that is both.  Its two users are these three functions.
  */
 static bool kiwi_tx_try_own(struct kiwi_qp *qp)
 {
-	return !test_and_set_bit_lock(0, &qp->tx_owned);
+	return !test_and_set_bit_lock(0, &qp->tx.owned);
 }
 
 static void kiwi_tx_own(struct kiwi_qp *qp)
@@ -290,7 +294,7 @@ static void kiwi_tx_own(struct kiwi_qp *qp)
 
 static void kiwi_tx_disown(struct kiwi_qp *qp)
 {
-	clear_bit_unlock(0, &qp->tx_owned);
+	clear_bit_unlock(0, &qp->tx.owned);
 }
 
 /* What a failed send means for the QP. */
@@ -314,7 +318,7 @@ static u32 kiwi_sqe_wire_bytes(const struct kiwi_sqe *sqe)
  * Send what is due: a TERMINATE, the RTR message, READ responses, then
  * send queue work.  With a @budget (bytes, from the doorbell) stop before
  * READ responses or a WQE that would exceed it.  Returns true if work is
- * left for the worker.  Under tx_mutex and tx_owned: one sender per QP.
+ * left for the worker.  Under tx.mutex and tx.owned: one sender per QP.
  */
 static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 			  u32 budget)
@@ -324,18 +328,18 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 	struct kiwi_sqe *sqe;
 	int rv = 0;
 
-	if (READ_ONCE(qp->term_pending)) {
-		WRITE_ONCE(qp->term_pending, false);
-		kiwi_tx_terminate(qp, sock, qp->term_ctrl);
+	if (READ_ONCE(qp->tx.term_pending)) {
+		WRITE_ONCE(qp->tx.term_pending, false);
+		kiwi_tx_terminate(qp, sock, qp->tx.term_ctrl);
 		return false;
 	}
-	if (qp->rtr_pending) {
-		rv = kiwi_tx_send_rtr(qp, sock, qp->rtr_pending);
-		qp->rtr_pending = 0;
+	if (qp->tx.rtr_pending) {
+		rv = kiwi_tx_send_rtr(qp, sock, qp->tx.rtr_pending);
+		qp->tx.rtr_pending = 0;
 	}
 	while (!rv && kiwi_qp_state(qp) == KIWI_QP_RTS &&
-	       !READ_ONCE(qp->term_pending)) {
-		if (inline_tx && READ_ONCE(qp->irq_count)) {
+	       !READ_ONCE(qp->tx.term_pending)) {
+		if (inline_tx && READ_ONCE(qp->tx.irq_count)) {
 			left = true;
 			break;
 		}
@@ -356,7 +360,7 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 		rv = kiwi_tx_sqe(qp, sock, sqe);
 	}
 	kiwi_tx_failed(qp, rv);
-	return left || READ_ONCE(qp->term_pending);
+	return left || READ_ONCE(qp->tx.term_pending);
 }
 
 static bool kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock, u32 budget)
@@ -370,13 +374,13 @@ static bool kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock, u32 budget)
 }
 
 /*
- * The socket is read under tx_mutex, which kiwi_qp_disconnected() also
+ * The socket is read under tx.mutex, which kiwi_qp_disconnected() also
  * holds to clear qp->sock: a run that saw the socket ends before it is
  * released.
  */
 void kiwi_tx_work(struct work_struct *work)
 {
-	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx_work);
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx.work);
 	struct socket *sock;
 	bool left = false;
 
@@ -384,15 +388,15 @@ void kiwi_tx_work(struct work_struct *work)
 	if (READ_ONCE(qp->cq_overflow))
 		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
 			      KIWI_RC_CATASTROPHIC_STREAM);
-	mutex_lock(&qp->tx_mutex);
+	mutex_lock(&qp->tx.mutex);
 	sock = kiwi_tx_sock(qp);
 	if (sock)
 		left = kiwi_tx_run(qp, sock, 0);
-	mutex_unlock(&qp->tx_mutex);
+	mutex_unlock(&qp->tx.mutex);
 	if (left)
 		kiwi_tx_kick(qp);
-	else if (wq_has_sleeper(&qp->tx_idle))
-		wake_up(&qp->tx_idle);	/* kiwi_qp_disconnected() waits */
+	else if (wq_has_sleeper(&qp->tx.idle))
+		wake_up(&qp->tx.idle);	/* kiwi_qp_disconnected() waits */
 }
 
 /*
@@ -410,15 +414,15 @@ void kiwi_tx_now(struct kiwi_qp *qp)
 	struct socket *sock;
 	bool left = true;
 
-	if (!mutex_trylock(&qp->tx_mutex)) {
+	if (!mutex_trylock(&qp->tx.mutex)) {
 		kiwi_tx_kick(qp);	/* the current sender may be done */
 		return;
 	}
 	sock = kiwi_tx_sock(qp);
-	if (sock && !work_pending(&qp->tx_work) &&
+	if (sock && !work_pending(&qp->tx.work) &&
 	    sk_stream_wspace(sock->sk) >= KIWI_TX_INLINE_ROOM)
 		left = kiwi_tx_run(qp, sock, KIWI_TX_INLINE_MAX);
-	mutex_unlock(&qp->tx_mutex);
+	mutex_unlock(&qp->tx.mutex);
 	if (left)
 		kiwi_tx_kick(qp);
 }
@@ -434,21 +438,21 @@ void kiwi_tx_now(struct kiwi_qp *qp)
  */
 void kiwi_tx_kick(struct kiwi_qp *qp)
 {
-	int cpu = READ_ONCE(qp->tx_cpu);
+	int cpu = READ_ONCE(qp->tx.cpu);
 
 	if (cpu == KIWI_TX_CPU_PICK) {
 		int pick = kiwi_pick_cpu(raw_smp_processor_id());
-		int old = cmpxchg(&qp->tx_cpu, KIWI_TX_CPU_PICK, pick);
+		int old = cmpxchg(&qp->tx.cpu, KIWI_TX_CPU_PICK, pick);
 
 		cpu = old == KIWI_TX_CPU_PICK ? pick : old;	/* first wins */
 	}
-	queue_work_on(cpu, kiwi_wq, &qp->tx_work);
+	queue_work_on(cpu, kiwi_wq, &qp->tx.work);
 }
 
 /* At connection: send what was posted before, leaving the CPU unpicked. */
 void kiwi_tx_start(struct kiwi_qp *qp)
 {
-	queue_work(kiwi_wq, &qp->tx_work);
+	queue_work(kiwi_wq, &qp->tx.work);
 }
 
 /*
@@ -467,30 +471,30 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 	int rv;
 
 	if (kiwi_qp_state(qp) != KIWI_QP_RTS ||
-	    READ_ONCE(qp->term_pending) || READ_ONCE(qp->rtr_pending) ||
-	    !kiwi_tx_batch_empty(qp->tx_batch) || !sk->sk_socket ||
+	    READ_ONCE(qp->tx.term_pending) || READ_ONCE(qp->tx.rtr_pending) ||
+	    !kiwi_tx_batch_empty(qp->tx.batch) || !sk->sk_socket ||
 	    sk_stream_wspace(sk) < KIWI_TX_INLINE_ROOM)
 		return false;
-	spin_lock_irqsave(&qp->irq_lock, flags);
-	e = qp->irq[qp->irq_head];
-	ok = qp->irq_count == 1 && e.len <= KIWI_TX_INLINE_MAX;
-	spin_unlock_irqrestore(&qp->irq_lock, flags);
+	spin_lock_irqsave(&qp->tx.irq_lock, flags);
+	e = qp->tx.irq[qp->tx.irq_head];
+	ok = qp->tx.irq_count == 1 && e.len <= KIWI_TX_INLINE_MAX;
+	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
 	if (!ok)
 		return false;
 
 	/* No sleeping allocations, and not the interrupted task's frag. */
 	sk->sk_allocation = GFP_ATOMIC;
-	kiwi_tx_batch_atomic(qp->tx_batch, true);
+	kiwi_tx_batch_atomic(qp->tx.batch, true);
 	rv = kiwi_tx_read_resp(qp, sk->sk_socket, &e);
-	kiwi_tx_batch_atomic(qp->tx_batch, false);
+	kiwi_tx_batch_atomic(qp->tx.batch, false);
 	sk->sk_allocation = gfp;
 	/* Nothing sent: the worker sends it, or reports the bad source. */
 	if (rv == -EAGAIN || rv == -EINVAL)
 		return false;
 
-	spin_lock_irqsave(&qp->irq_lock, flags);
+	spin_lock_irqsave(&qp->tx.irq_lock, flags);
 	kiwi_irq_pop(qp);
-	spin_unlock_irqrestore(&qp->irq_lock, flags);
+	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
 	kiwi_tx_failed(qp, rv);	/* after a partial send the stream is lost */
 	return true;
 }
@@ -511,14 +515,14 @@ void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk)
 
 int kiwi_tx_init(struct kiwi_qp *qp)
 {
-	INIT_WORK(&qp->tx_work, kiwi_tx_work);
-	init_waitqueue_head(&qp->tx_idle);
-	qp->tx_cpu = WORK_CPU_UNBOUND;	/* until connected */
-	mutex_init(&qp->tx_mutex);
-	spin_lock_init(&qp->irq_lock);
-	qp->tx_batch = kiwi_tx_batch_alloc();
-	qp->irq = kcalloc(KIWI_MAX_IRD, sizeof(*qp->irq), GFP_KERNEL);
-	if (!qp->tx_batch || !qp->irq) {
+	INIT_WORK(&qp->tx.work, kiwi_tx_work);
+	init_waitqueue_head(&qp->tx.idle);
+	qp->tx.cpu = WORK_CPU_UNBOUND;	/* until connected */
+	mutex_init(&qp->tx.mutex);
+	spin_lock_init(&qp->tx.irq_lock);
+	qp->tx.batch = kiwi_tx_batch_alloc();
+	qp->tx.irq = kcalloc(KIWI_MAX_IRD, sizeof(*qp->tx.irq), GFP_KERNEL);
+	if (!qp->tx.batch || !qp->tx.irq) {
 		kiwi_tx_free(qp);
 		return -ENOMEM;
 	}
@@ -527,8 +531,8 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 
 void kiwi_tx_free(struct kiwi_qp *qp)
 {
-	kiwi_tx_batch_free(qp->tx_batch);
-	kfree(qp->irq);
-	qp->tx_batch = NULL;
-	qp->irq = NULL;
+	kiwi_tx_batch_free(qp->tx.batch);
+	kfree(qp->tx.irq);
+	qp->tx.batch = NULL;
+	qp->tx.irq = NULL;
 }
