@@ -10,7 +10,11 @@
 #ifdef __KERNEL__
 #include <linux/types.h>
 #else
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
 #endif
 
 #define ABUSE_PORT	7400
@@ -25,5 +29,28 @@ struct victim_info {
 	uint64_t addr;
 	uint32_t len;
 } __attribute__((packed));
+
+#ifndef __KERNEL__
+/*
+ * Wait for @qp to reach ERR: a close completes asynchronously, so allow
+ * it 5 s; if it does not, say so ("# QP n state s, not ERR").
+ */
+static inline bool abuse_qp_in_err(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+			return false;
+		if (a.qp_state == IBV_QPS_ERR)
+			return true;
+		usleep(50000);
+	}
+	printf("# QP %u state %d, not ERR\n", qp->qp_num, a.qp_state);
+	return false;
+}
+#endif /* !__KERNEL__ */
 
 #endif /* KIWI_ABUSE_H */

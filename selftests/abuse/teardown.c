@@ -221,24 +221,6 @@ static int write_completions(struct round *r, int ms)
 	}
 }
 
-static bool qp_in_err(struct round *r)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-	int i;
-
-	/* The close completes asynchronously: allow it a few seconds. */
-	for (i = 0; i < 100; i++) {
-		if (ibv_query_qp(r->id->qp, &a, IBV_QP_STATE, &ia))
-			return false;
-		if (a.qp_state == IBV_QPS_ERR)
-			return true;
-		usleep(50000);
-	}
-	printf("# QP %u state %d, not ERR\n", r->id->qp->qp_num, a.qp_state);
-	return false;
-}
-
 static void teardown(struct round *r)
 {
 	if (r->id && r->id->qp)
@@ -277,7 +259,7 @@ static bool one_round(struct round *r, struct sockaddr_in *sin, int n)
 		printf("# round %d: rdma_disconnect: %d\n", n, r->disc_rc);
 		ok = false;
 	}
-	if (!qp_in_err(r))
+	if (!abuse_qp_in_err(r->id->qp))
 		ok = false;
 	done = write_completions(r, r->write_rc == 0 ? 2000 : 0);
 	if (r->write_rc == 0 && done != 1) {

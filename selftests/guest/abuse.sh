@@ -75,6 +75,18 @@
 #                 every verb returns, the QP ends in ERR, the WRITE
 #                 completes exactly once, and afterwards no QP, endpoint
 #                 or TCP socket of them is left
+#   read_teardown_responder, read_teardown_requester  20 connections
+#                 each with 32 RDMA READs of 64 KiB outstanding (IRD 32)
+#                 when the responder, or the requester, destroys its QP
+#                 or exits, after a random delay of up to 8 ms
+#                 (readtear): no verb hangs, the survivor sees every WR
+#                 complete (successes with intact data, then errors) and
+#                 DISCONNECTED within 20 s, and afterwards no QP,
+#                 endpoint or TCP socket of them is left
+#   kill_perf_*   ib_write_bw and ib_read_bw (-R, 1 MiB messages): 3 s
+#                 into the traffic the server, or the client, gets
+#                 SIGKILL; the other side must exit with an error within
+#                 30 s, and nothing may be left (as for teardown)
 #   unload        `rdma link del` while a process holds the device open
 #                 (it is disassociated) and 8 half-open connections are
 #                 up, then `modprobe -r kiwi`
@@ -101,7 +113,7 @@ START=$SECONDS
 
 setup() {
 	local p
-	for p in qpsteal victim fpdu_peer cqover scribble teardown; do
+	for p in qpsteal victim fpdu_peer cqover scribble teardown readtear; do
 		[ -x "$BIN/$p" ] || { echo "$BIN/$p missing (make)"; return 1; }
 	done
 	modprobe kiwi || return 1
@@ -578,10 +590,30 @@ kiwi_qps() {
 	rdma resource show qp 2>/dev/null | grep -c 'link kiwi[01]/'
 }
 
+# leak_mark: the endpoints and kernel TCP sockets now, for leak_left.
+leak_mark() {
+	LEAK_E0=$(ep_count)
+	LEAK_T0=$(tcp_objs)
+}
+
+# leak_left: "" once (within 30 s) the endpoints and TCP sockets are
+# back at leak_mark's counts and no kiwi QP is left, else what is left.
+leak_left() {
+	local e1 t1 q1
+	for _ in $(seq 1 60); do
+		e1=$(ep_count)
+		t1=$(tcp_objs)
+		q1=$(kiwi_qps)
+		[ "$e1" -le "$LEAK_E0" ] && [ "$t1" -le "$LEAK_T0" ] &&
+			[ "$q1" -eq 0 ] && return
+		sleep 0.5
+	done
+	echo " (left: endpoints $LEAK_E0 -> $e1, TCP sockets $LEAK_T0 -> $t1, kiwi QPs $q1)"
+}
+
 case_teardown() {
-	local vpid rc=0 e0 t0 e1 t1 q1 why=
-	e0=$(ep_count)
-	t0=$(tcp_objs)
+	local vpid rc=0 why
+	leak_mark
 	trace_on
 	B timeout 400 "$BIN/victim" -a $SRV -p 7406 -l 380 >"$TMPD/v" 2>&1 &
 	vpid=$!
@@ -590,22 +622,96 @@ case_teardown() {
 		rc=$?
 	kill_tree $vpid
 	wait $vpid 2>/dev/null
-	for _ in $(seq 1 60); do
-		e1=$(ep_count)
-		t1=$(tcp_objs)
-		q1=$(kiwi_qps)
-		[ "$e1" -le "$e0" ] && [ "$t1" -le "$t0" ] && [ "$q1" -eq 0 ] && break
-		sleep 0.5
-	done
+	why=$(leak_left)
 	grep -h '^teardown:' "$TMPD/p" | sed 's/^/# /'
-	if [ "$e1" -gt "$e0" ] || [ "$t1" -gt "$t0" ] || [ "$q1" -ne 0 ]; then
-		why=" (left: endpoints $e0 -> $e1, TCP sockets $t0 -> $t1, kiwi QPs $q1)"
+	if [ -n "$why" ]; then
 		rc=1
 		stuck_report 200
 	fi
 	trace_off
 	verdict "teardown: 70 connections torn down by a TERMINATE, SQD, disconnect and destroy racing; final states right, nothing left$why" \
 		$rc "$TMPD/p" "$TMPD/v"
+}
+
+# read_teardown SIDE PORT: 20 connections (ports PORT...PORT+19) with 32
+# RDMA READs of 64 KiB outstanding at the responder when SIDE (responder
+# or requester) destroys its QP (even rounds) or exits (odd rounds),
+# after a random delay; the survivor must see every WR complete and the
+# disconnect within 20 s, and afterwards nothing may be left.
+read_teardown() {
+	local side=$1 port=$2 spid rc=0 src=0 why t0=$SECONDS
+	leak_mark
+	B timeout 600 "$BIN/readtear" -s -a $SRV -p "$port" -n 20 -k "$side" \
+		>"$TMPD/rs" 2>&1 &
+	spid=$!
+	A timeout 600 "$BIN/readtear" -a $SRV -p "$port" -n 20 -k "$side" \
+		>"$TMPD/rc" 2>&1 || rc=$?
+	wait $spid || src=$?
+	why=$(leak_left)
+	grep -h '^readtear:' "$TMPD/rc" "$TMPD/rs" | sed 's/^/# /'
+	echo "# read_teardown_$side: $((SECONDS - t0)) s"
+	[ -z "$why" ] || rc=1
+	verdict "read_teardown_$side: 32 x 64 KiB READs outstanding, the $side destroys its QP or exits (20 rounds): no hang, survivor sees the end, nothing left$why" \
+		$((rc | src)) "$TMPD/rc" "$TMPD/rs"
+}
+
+case_read_teardown() {
+	read_teardown responder 7500
+	read_teardown requester 7520
+}
+
+# kill_perf TOOL VICTIM: TOOL (ib_write_bw or ib_read_bw, 1 MiB
+# messages, 100000 of them) between kiwi1 (server) and kiwi0 (client); 3 s
+# into the traffic VICTIM (server or client) gets SIGKILL.  The other
+# side must exit with an error within 30 s, and nothing may be left.
+kill_perf() {
+	local tool=$1 victim=$2 spid cpid vpid surv rc=0 why= t0 t1=$SECONDS i
+	leak_mark
+	# Not A/B: $! must be the tool's pid (ip execs it), not a subshell's.
+	ip netns exec kwb "$tool" -R -d kiwi1 -F -s 1048576 -n 100000 \
+		>"$TMPD/ks" 2>&1 &
+	spid=$!
+	wait_port $SRV 18515
+	ip netns exec kwa "$tool" -R -d kiwi0 -F -s 1048576 -n 100000 $SRV \
+		>"$TMPD/kc" 2>&1 &
+	cpid=$!
+	# Connected once both QPs are in RTS (perftest's own output is
+	# buffered until it exits); then 3 s of traffic.
+	for i in $(seq 1 60); do
+		[ "$(rdma resource show qp 2>/dev/null |
+		     grep -c 'link kiwi[01]/.* state RTS')" -ge 2 ] && break
+		sleep 0.5
+	done
+	sleep 3
+	vpid=$spid surv=$cpid
+	[ "$victim" = client ] && vpid=$cpid surv=$spid
+	t0=$SECONDS
+	kill -9 $vpid 2>/dev/null || { why=" (the $victim had ended already)"; rc=1; }
+	wait $vpid 2>/dev/null
+	for i in $(seq 1 60); do
+		kill -0 $surv 2>/dev/null || break
+		sleep 0.5
+	done
+	if kill -0 $surv 2>/dev/null; then
+		why=" (the survivor still runs after 30 s)"
+		kill -9 $surv
+		rc=1
+	fi
+	wait $surv && { why="$why (the survivor exited 0)"; rc=1; }
+	echo "# $tool: $victim killed, the other side exited after $((SECONDS - t0)) s ($((SECONDS - t1)) s in all)"
+	[ "$victim" = client ] && i=$TMPD/ks || i=$TMPD/kc
+	grep -m 2 -iE 'error|fail|unable|couldn' "$i" | sed 's/^/# survivor: /'
+	i=$(leak_left)
+	[ -z "$i" ] || { why="$why$i"; rc=1; }
+	verdict "kill_perf_${tool}_$victim: $tool -s 1 MiB, the $victim SIGKILLed 3 s into the traffic: the other side fails within 30 s, nothing left$why" \
+		$rc "$TMPD/kc" "$TMPD/ks"
+}
+
+case_kill_perf() {
+	kill_perf ib_write_bw server
+	kill_perf ib_write_bw client
+	kill_perf ib_read_bw server
+	kill_perf ib_read_bw client
 }
 
 # only FUNC ARGS...: run a case, unless KIWI_ABUSE_ONLY (a comma list of
@@ -640,6 +746,8 @@ grep -hs '^scribble' "$TMPD/p" | sed 's/^/# /'
 only case_stag_random
 only case_illegal_transition
 only case_teardown
+only case_read_teardown
+only case_kill_perf
 only start_hold
 KTEXT=$(kiwi_text)	# where kiwi.ko lies, for case_no_leaks after unload
 only case_unload

@@ -11,7 +11,14 @@
 # 1% duplication; 25% reordering with 5 ms delay; all of them together --
 # `rping -V` (every byte of every iteration compared) at 4 KiB and 64 KiB
 # and ib_read_bw / ib_send_bw must pass: TCP repairs the stream, and
-# kiwi must neither misplace a byte nor fail a QP.  Then, during
+# kiwi must neither misplace a byte nor fail a QP.  With all of them
+# together, NVMe over RDMA too: the kernel's target and host on kiwi2 (a
+# dummy netdev in the initial namespace, so netem goes on lo), fio
+# writing random 4 KiB blocks and then sequential 128 KiB ones for 20 s
+# each, reading the blocks back in batches as it goes (crc32c,
+# --verify_backlog; the last batch, written when the time is up, is not
+# read); no I/O may fail nor any block differ, and the host must not
+# need error recovery.  Then, during
 # traffic: the MTU changed on both ends (traffic goes on), the netdev set
 # down and up (the connection may fail, cleanly), the address removed;
 # after each the devices still work; finally everything is torn down and
@@ -60,6 +67,51 @@ impaired() {
 	perf_test "$label" kiwi1 kiwi0 $SRV 100 ib_send_bw -s 4096
 	echo "# $label: $(tcp_stats)"
 	netem
+}
+
+# nvme_impaired LABEL NETEM...: NVMe over RDMA through kiwi2 with
+# `netem NETEM...` on lo, which carries both ends' traffic; then the host
+# disconnects and everything of it is taken down again.
+nvme_impaired() {
+	local label=$1 rc=0 t0=$SECONDS
+	shift
+	if ! { nvme_kiwi_up kiwi2 && nvme_target_up && nvme_connect; } \
+		>"$TMPD/nv" 2>&1; then
+		notok "$label: nvme-rdma via kiwi2: target up, host connected"
+		tail -n 20 "$TMPD/nv" "$TMPD/conn" | diag
+		nvme_klog 20
+		return
+	fi
+	ok "$label: nvme-rdma via kiwi2: target up, host connected (/dev/$NVME_DEV)"
+	if tc qdisc add dev lo root netem "$@" >"$TMPD/tc" 2>&1; then
+		nvme_fio "$label: nvme-rdma fio 4 KiB random writes for 20 s, read back in batches of 64 and checked" \
+			--rw=randwrite --bs=4k --iodepth=16 --size=64M \
+			--runtime=20 --time_based --verify_backlog=64
+		nvme_fio "$label: nvme-rdma fio 128 KiB sequential writes for 20 s, read back in batches of 16 and checked" \
+			--rw=write --bs=128k --iodepth=8 --size=64M \
+			--runtime=20 --time_based --verify_backlog=16
+		tc qdisc del dev lo root
+		nvme_no_recovery "$label: nvme-rdma"
+	else
+		notok "$label: tc qdisc add dev lo root netem $*"
+		diag "$TMPD/tc"
+	fi
+	nvme_disconnect || rc=1
+	for _ in $(seq 1 60); do
+		nvme_ctrl_present || break
+		sleep 0.5
+	done
+	nvme_ctrl_present && { echo "controller still there" >>"$TMPD/del"; rc=1; }
+	{ nvme_target_down && rdma link del kiwi2 && ip link del kd0; } \
+		>>"$TMPD/del" 2>&1 || rc=1
+	if [ $rc -eq 0 ]; then
+		ok "$label: nvme-rdma host disconnected, target, kiwi2 and kd0 removed"
+	else
+		notok "$label: nvme-rdma host disconnected, target, kiwi2 and kd0 removed"
+		diag "$TMPD/del"
+		nvme_klog 20
+	fi
+	echo "# $label: nvme-rdma: $((SECONDS - t0)) s"
 }
 
 # during LABEL CMD...: rping -V runs while CMD changes the network; the
@@ -117,6 +169,7 @@ impaired "loss 1%" loss 1%
 impaired "duplicate 1%" duplicate 1%
 impaired "reorder 25% delay 5ms" delay 5ms reorder 25% 50%
 impaired "loss+dup+reorder" delay 5ms reorder 25% 50% loss 1% duplicate 1%
+nvme_impaired "loss+dup+reorder" delay 5ms reorder 25% 50% loss 1% duplicate 1%
 during "MTU 1500->9000->1500 during traffic" mtu_change
 during "kv0 down/up during traffic" link_bounce
 during "server address removed and re-added during traffic" addr_bounce

@@ -19,47 +19,10 @@
 set -u
 
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
-NQN=kiwi-selftest
-CFS=/sys/kernel/config/nvmet
-ADDR=10.96.0.1
 MB=${KIWI_ULP_MB:-16}
 
-target_up() {
-	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 &&
-	modprobe nvmet && modprobe nvmet-rdma && modprobe nvme-rdma || return 1
-	mountpoint -q /sys/kernel/config ||
-		mount -t configfs configfs /sys/kernel/config || return 1
-	mkdir "$CFS/subsystems/$NQN" &&
-	echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host" &&
-	mkdir "$CFS/subsystems/$NQN/namespaces/1" &&
-	echo -n /dev/nullb0 >"$CFS/subsystems/$NQN/namespaces/1/device_path" &&
-	echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" &&
-	mkdir "$CFS/ports/1" &&
-	echo rdma >"$CFS/ports/1/addr_trtype" &&
-	echo ipv4 >"$CFS/ports/1/addr_adrfam" &&
-	echo "$ADDR" >"$CFS/ports/1/addr_traddr" &&
-	echo 4420 >"$CFS/ports/1/addr_trsvcid" &&
-	ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
-}
-
-# The host's block device for our subsystem, once it shows up.  Its
-# sysfs "device" is the controller, or with native multipath the
-# subsystem; both carry the subsystem NQN.
-host_dev() {
-	local b
-	for b in /sys/block/nvme*n*; do
-		# nvmeXcYnZ are multipath's hidden per-path devices.
-		[ -b "/dev/${b##*/}" ] && [ -e "$b/device/subsysnqn" ] || continue
-		[ "$(cat "$b/device/subsysnqn")" = "$NQN" ] || continue
-		basename "$b"
-		return
-	done
-}
-
 echo "TAP version 13"
-if modprobe kiwi && ip link add kd0 type dummy &&
-   ip addr add $ADDR/24 dev kd0 && ip link set kd0 up &&
-   rdma link add kiwi0 type kiwi netdev kd0 >"$TMPD/setup" 2>&1; then
+if modprobe kiwi && nvme_kiwi_up kiwi0 >"$TMPD/setup" 2>&1; then
 	ok "setup: kiwi0 on a dummy netdev"
 else
 	notok "setup: kiwi0 on a dummy netdev"
@@ -68,48 +31,39 @@ else
 	exit 1
 fi
 
-if target_up >"$TMPD/tgt" 2>&1; then
-	ok "nvmet-rdma target listening on $ADDR:4420 via kiwi0"
+if nvme_target_up >"$TMPD/tgt" 2>&1; then
+	ok "nvmet-rdma target listening on $NVME_ADDR:4420 via kiwi0"
 else
-	notok "nvmet-rdma target listening on $ADDR:4420 via kiwi0"
+	notok "nvmet-rdma target listening on $NVME_ADDR:4420 via kiwi0"
 	diag "$TMPD/tgt"
 	tap_end
 	exit 1
 fi
 
-dev=
-if echo "transport=rdma,traddr=$ADDR,trsvcid=4420,nqn=$NQN" \
-	>/dev/nvme-fabrics 2>"$TMPD/conn"; then
-	for i in $(seq 1 60); do
-		dev=$(host_dev)
-		[ -n "$dev" ] && [ -b "/dev/$dev" ] && break
-		sleep 0.5
-	done
-fi
-if [ -n "$dev" ] && [ -b "/dev/$dev" ]; then
-	ok "nvme-rdma host connected: /dev/$dev"
+if nvme_connect; then
+	ok "nvme-rdma host connected: /dev/$NVME_DEV"
 else
 	notok "nvme-rdma host connected"
 	diag "$TMPD/conn"
 	{ ls /sys/block /dev/nvme*; grep -H . /sys/block/nvme*/device/subsysnqn; } 2>&1 | diag
-	dmesg | grep -v kiwi-initramfs | tail -40 | diag
+	nvme_klog
 	tap_end
 	exit 1
 fi
 
 head -c $((MB << 20)) /dev/urandom >"$TMPD/data"
-if dd if="$TMPD/data" of="/dev/$dev" bs=1M oflag=direct status=none &&
-   dd if="/dev/$dev" of="$TMPD/back" bs=1M count="$MB" iflag=direct \
+if dd if="$TMPD/data" of="/dev/$NVME_DEV" bs=1M oflag=direct status=none &&
+   dd if="/dev/$NVME_DEV" of="$TMPD/back" bs=1M count="$MB" iflag=direct \
 	status=none && cmp -s "$TMPD/data" "$TMPD/back"; then
 	ok "nvme-rdma: $MB MiB written and read back intact (O_DIRECT, 1 MiB I/Os)"
 else
 	notok "nvme-rdma: $MB MiB written and read back intact"
-	dmesg | grep -v kiwi-initramfs | tail -40 | diag
+	nvme_klog
 fi
 # Small and unaligned-to-MiB I/O: inline data and single-page registrations.
-if dd if="$TMPD/data" of="/dev/$dev" bs=4k count=256 seek=4096 \
+if dd if="$TMPD/data" of="/dev/$NVME_DEV" bs=4k count=256 seek=4096 \
 	oflag=direct status=none &&
-   dd if="/dev/$dev" of="$TMPD/back4k" bs=4k count=256 skip=4096 \
+   dd if="/dev/$NVME_DEV" of="$TMPD/back4k" bs=4k count=256 skip=4096 \
 	iflag=direct status=none &&
    cmp -s <(head -c 1048576 "$TMPD/data") "$TMPD/back4k"; then
 	ok "nvme-rdma: 256 x 4 KiB written and read back intact"
@@ -117,38 +71,17 @@ else
 	notok "nvme-rdma: 256 x 4 KiB written and read back intact"
 fi
 
-# fio_verify LABEL ARGS...: a bounded fio job on the NVMe device that
-# writes, then reads back and checks every block (crc32c per block).
-fio_verify() {
-	local label=$1
-	shift
-	if timeout 300 fio --name=kiwi --filename="/dev/$dev" --direct=1 \
-		--ioengine=libaio --size=32M --verify=crc32c --do_verify=1 \
-		--verify_fatal=1 --output="$TMPD/fio" "$@" >"$TMPD/fio.err" 2>&1; then
-		ok "$label ($(awk -F'[ ,]+' '/^ *(READ|WRITE):/ { printf "%s %s ", $2, $3 }' "$TMPD/fio"))"
-	else
-		notok "$label (fio exit $?)"
-		tail -n 20 "$TMPD/fio" "$TMPD/fio.err" | diag
-		dmesg | grep -v kiwi-initramfs | tail -20 | diag
-	fi
-}
-
-fio_verify "nvme-rdma: fio random 4 KiB..128 KiB writes, every block verified" \
-	--rw=randwrite --bsrange=4k-128k --iodepth=16
+nvme_fio "nvme-rdma: fio random 4 KiB..128 KiB writes, every block verified" \
+	--rw=randwrite --bsrange=4k-128k --iodepth=16 --size=32M
 # A bad network under the same job: both ends are local, so all of it
 # goes through lo.  TCP repairs loss, duplication and reordering; the
 # data must come out intact and no queue may fail.
 if tc qdisc add dev lo root netem delay 2ms 1ms loss 1% duplicate 1% \
 	reorder 25% 50% >"$TMPD/tc" 2>&1; then
-	fio_verify "nvme-rdma under netem (1% loss, 1% duplication, 25% reordering): fio verify" \
+	nvme_fio "nvme-rdma under netem (1% loss, 1% duplication, 25% reordering): fio verify" \
 		--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=8M
 	tc qdisc del dev lo root
-	if dmesg | grep -qE 'nvme.*(reconnect|I/O.*timeout|error recovery)'; then
-		notok "nvme-rdma under netem: no controller error recovery"
-		dmesg | grep -E 'nvme' | tail -10 | diag
-	else
-		ok "nvme-rdma under netem: no controller error recovery"
-	fi
+	nvme_no_recovery "nvme-rdma under netem"
 else
 	notok "netem on lo"
 	diag "$TMPD/tc"
@@ -166,13 +99,13 @@ if [ -z "$kqpn" ]; then
 	notok "kernel QP not stealable: no kernel QP in 'rdma resource show qp'"
 	rdma resource show qp 2>&1 | diag
 else
-	timeout 60 "$BIN/qpsteal" thief $ADDR 4421 "$kqpn" >"$TMPD/thief" 2>&1 &
+	timeout 60 "$BIN/qpsteal" thief $NVME_ADDR 4421 "$kqpn" >"$TMPD/thief" 2>&1 &
 	tp=$!
 	for i in $(seq 1 40); do
 		ss -ltnH | grep -q ":4421 " && break
 		sleep 0.5
 	done
-	timeout 20 rping -c -a $ADDR -p 4421 -C 1 >/dev/null 2>&1
+	timeout 20 rping -c -a $NVME_ADDR -p 4421 -C 1 >/dev/null 2>&1
 	if wait $tp; then
 		ok "kernel QP $kqpn (NVMe) cannot be bound by a process's rdma_accept()"
 	else
@@ -181,8 +114,7 @@ else
 	fi
 fi
 
-ctrl=$(grep -l "^$NQN\$" /sys/class/nvme/nvme*/subsysnqn | head -1)
-if echo 1 >"${ctrl%/subsysnqn}/delete_controller" 2>"$TMPD/del"; then
+if nvme_disconnect; then
 	ok "nvme-rdma host disconnected"
 else
 	notok "nvme-rdma host disconnected"
@@ -191,24 +123,15 @@ fi
 # The device goes away under a connected kernel consumer: `rdma link
 # delete` must finish (NVMe's remove callbacks tear their queues down),
 # within a bound, and leave no controller behind.
-dev=
-if echo "transport=rdma,traddr=$ADDR,trsvcid=4420,nqn=$NQN" \
-	>/dev/nvme-fabrics 2>"$TMPD/conn"; then
-	for i in $(seq 1 60); do
-		dev=$(host_dev)
-		[ -n "$dev" ] && [ -b "/dev/$dev" ] && break
-		sleep 0.5
-	done
-fi
-if [ -z "$dev" ]; then
+if ! nvme_connect; then
 	notok "link delete under NVMe: reconnect failed"
 	diag "$TMPD/conn"
 elif timeout 120 rdma link del kiwi0 >"$TMPD/ld" 2>&1; then
 	for i in $(seq 1 60); do
-		grep -qs "^$NQN\$" /sys/class/nvme/nvme*/subsysnqn || break
+		nvme_ctrl_present || break
 		sleep 0.5
 	done
-	if grep -qs "^$NQN\$" /sys/class/nvme/nvme*/subsysnqn; then
+	if nvme_ctrl_present; then
 		notok "link delete under NVMe: the controller is still there"
 	else
 		ok "rdma link delete with NVMe connected: device gone, controller removed"
@@ -217,10 +140,7 @@ else
 	notok "rdma link delete with NVMe connected: exit $? (hung past 120 s?)"
 	diag "$TMPD/ld"
 fi
-rm -f "$CFS/ports/1/subsystems/$NQN"
-rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
-	"$CFS/subsystems/$NQN" 2>/dev/null
-if modprobe -r nvme-rdma nvmet-rdma 2>"$TMPD/rm" &&
+if nvme_target_down 2>"$TMPD/rm" &&
    { ! rdma link show kiwi0 >/dev/null 2>&1 || rdma link del kiwi0; } &&
    modprobe -r kiwi 2>>"$TMPD/rm"; then
 	ok "teardown: nvme modules, kiwi0 and kiwi unloaded"

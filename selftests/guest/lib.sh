@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
-# selftests/guest/lib.sh -- shared helpers of the guest data-path scripts
-# (datapath.sh, interop.sh).  Sourced, not run.
+# selftests/guest/lib.sh -- shared helpers of the guest scripts
+# (datapath.sh, interop.sh, faults.sh, kernel-ulp.sh, ...).  Sourced, not run.
 #
 # TAP 13 output: ok/notok print one result line each; tap_end prints the
 # plan line last and returns non-zero if anything failed.  Network
@@ -299,5 +299,127 @@ perf_test() {
 	else
 		notok "$label: $* (rc $PERF_RC)"
 		tail -n 12 "$TMPD/cli" "$TMPD/srv" | diag
+	fi
+}
+
+# ---- NVMe over RDMA through kiwi (kernel-ulp.sh, faults.sh) ----
+#
+# The kernel's NVMe target (nvmet-rdma, a memory-backed null_blk
+# namespace) and host (nvme-rdma) use rdma_cm in the initial network
+# namespace only, so both ends run there, on one kiwi device on a dummy
+# netdev; their TCP connections go through lo.
+
+NVME_NQN=kiwi-selftest
+NVME_CFS=/sys/kernel/config/nvmet
+NVME_ADDR=10.96.0.1
+NVME_DEV=
+
+# nvme_kiwi_up DEV: kiwi device DEV on a dummy netdev kd0 at NVME_ADDR.
+nvme_kiwi_up() {
+	ip link add kd0 type dummy && ip addr add $NVME_ADDR/24 dev kd0 &&
+	ip link set kd0 up && rdma link add "$1" type kiwi netdev kd0
+}
+
+# nvme_target_up: subsystem NVME_NQN (namespace 1: /dev/nullb0) on an
+# RDMA port at NVME_ADDR:4420; also loads the host's nvme-rdma.
+nvme_target_up() {
+	local s=$NVME_CFS/subsystems/$NVME_NQN p=$NVME_CFS/ports/1
+	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 &&
+	modprobe nvmet && modprobe nvmet-rdma && modprobe nvme-rdma || return 1
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs configfs /sys/kernel/config || return 1
+	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
+	mkdir "$s/namespaces/1" &&
+	echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
+	echo 1 >"$s/namespaces/1/enable" &&
+	mkdir "$p" && echo rdma >"$p/addr_trtype" &&
+	echo ipv4 >"$p/addr_adrfam" && echo "$NVME_ADDR" >"$p/addr_traddr" &&
+	echo 4420 >"$p/addr_trsvcid" &&
+	ln -s "$s" "$p/subsystems/$NVME_NQN"
+}
+
+# nvme_target_down: the port and subsystem removed, the NVMe RDMA
+# modules unloaded (the host's controller must be gone already).
+nvme_target_down() {
+	rm -f "$NVME_CFS/ports/1/subsystems/$NVME_NQN"
+	rmdir "$NVME_CFS/ports/1" "$NVME_CFS/subsystems/$NVME_NQN/namespaces/1" \
+		"$NVME_CFS/subsystems/$NVME_NQN" 2>/dev/null
+	modprobe -r nvme-rdma nvmet-rdma
+}
+
+# The host's block device for our subsystem, once it shows up.  Its
+# sysfs "device" is the controller, or with native multipath the
+# subsystem; both carry the subsystem NQN.
+nvme_host_dev() {
+	local b
+	for b in /sys/block/nvme*n*; do
+		# nvmeXcYnZ are multipath's hidden per-path devices.
+		[ -b "/dev/${b##*/}" ] && [ -e "$b/device/subsysnqn" ] || continue
+		[ "$(cat "$b/device/subsysnqn")" = "$NVME_NQN" ] || continue
+		basename "$b"
+		return
+	done
+}
+
+# nvme_connect: the host connects to the target; NVME_DEV is its block
+# device (within 30 s) or empty.  Errors in $TMPD/conn.
+nvme_connect() {
+	NVME_DEV=
+	echo "transport=rdma,traddr=$NVME_ADDR,trsvcid=4420,nqn=$NVME_NQN" \
+		>/dev/nvme-fabrics 2>"$TMPD/conn" || return 1
+	for _ in $(seq 1 60); do
+		NVME_DEV=$(nvme_host_dev)
+		[ -n "$NVME_DEV" ] && [ -b "/dev/$NVME_DEV" ] && return 0
+		sleep 0.5
+	done
+	NVME_DEV=
+	return 1
+}
+
+# nvme_ctrl_present: the host still has a controller of our subsystem.
+nvme_ctrl_present() {
+	grep -qs "^$NVME_NQN\$" /sys/class/nvme/nvme*/subsysnqn
+}
+
+# nvme_disconnect: the host's controller deleted.  Errors in $TMPD/del.
+nvme_disconnect() {
+	local ctrl
+	ctrl=$(grep -ls "^$NVME_NQN\$" /sys/class/nvme/nvme*/subsysnqn | head -1)
+	[ -n "$ctrl" ] || { echo "no controller of $NVME_NQN" >"$TMPD/del"; return 1; }
+	echo 1 2>"$TMPD/del" >"${ctrl%/subsysnqn}/delete_controller"
+}
+
+# nvme_klog: the kernel log's last lines as TAP diagnostics.
+nvme_klog() { dmesg | grep -v kiwi-initramfs | tail -"${1:-40}" | diag; }
+
+# nvme_fio LABEL ARGS...: a fio job on NVME_DEV (O_DIRECT, libaio) that
+# checks every block it writes (crc32c, the first mismatch fatal) and
+# must exit 0; ARGS give the pattern and the bounds.  The result line
+# shows the blocks written and read back ("issued rwts").
+nvme_fio() {
+	local label=$1 rc=0
+	shift
+	timeout 300 fio --name=kiwi --filename="/dev/$NVME_DEV" --direct=1 \
+		--ioengine=libaio --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 --output="$TMPD/fio" "$@" >"$TMPD/fio.err" 2>&1 ||
+		rc=$?
+	if [ $rc -eq 0 ] && ! grep -qi 'verify.*fail\|bad.*checksum\|err= *[1-9]' \
+		"$TMPD/fio" "$TMPD/fio.err"; then
+		ok "$label ($(awk -F'[=,]' '/issued rwts/ { printf "%s blocks written, %s read back and checked", $3, $2 }' "$TMPD/fio"))"
+	else
+		notok "$label (fio exit $rc)"
+		tail -n 20 "$TMPD/fio" "$TMPD/fio.err" | diag
+		nvme_klog 20
+	fi
+}
+
+# nvme_no_recovery LABEL: the NVMe host never started error recovery
+# (reconnect, I/O timeout) since boot.
+nvme_no_recovery() {
+	if dmesg | grep -qE 'nvme.*(reconnect|I/O.*timeout|error recovery)'; then
+		notok "$1: no controller error recovery"
+		dmesg | grep -E 'nvme' | tail -10 | diag
+	else
+		ok "$1: no controller error recovery"
 	fi
 }
