@@ -420,6 +420,7 @@ struct kiwi_qp {
 	u32 sq_head;			/* oldest not retired */
 	u32 sq_tx;			/* WQEs from sq_head transmitted */
 	bool sq_loaded;			/* sq_cur is WQE sq_head + sq_tx */
+	bool sq_failed;			/* a WR completed in error: flush */
 	struct kiwi_sqe sq_cur;
 	u8 sq_inline[KIWI_MAX_INLINE];
 

@@ -565,6 +565,7 @@ static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 		if (rv < 0)
 			return -EINVAL;
 		qp->cq_overflow = false;
+		qp->sq_failed = false;	/* no WR is outstanding in RESET */
 		kiwi_rx_reset(qp);
 		kiwi_qp_reset_msn(qp);
 		return 0;

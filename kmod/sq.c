@@ -112,10 +112,27 @@ static void kiwi_sq_unstarted(struct kiwi_qp *qp, u32 idx,
 }
 
 /*
- * Complete every outstanding send WR: those already finished with their
- * own status, the rest with IB_WC_WR_FLUSH_ERR.  WQEs never started are
- * read from the ring (only their wr_id and opcode).  Only called when
- * the transmit path is stopped (or was never started).
+ * Under sq_lock: the status WR @st completes with.  Once one WR of the
+ * queue has completed in error, every later one is IB_WC_WR_FLUSH_ERR,
+ * even one that had finished (a SEND transmitted behind READs that
+ * failed): the verbs promise a consumer that after its first error
+ * completion the rest of the send queue is flushed.  Until RESET.
+ */
+static enum ib_wc_status kiwi_sq_status(struct kiwi_qp *qp,
+					enum ib_wc_status st)
+{
+	lockdep_assert_held(&qp->sq_lock);
+	if (st == IB_WC_SUCCESS)
+		return qp->sq_failed ? IB_WC_WR_FLUSH_ERR : st;
+	qp->sq_failed = true;
+	return st;
+}
+
+/*
+ * Complete every outstanding send WR, in order: with its own status if
+ * it finished (kiwi_sq_status()), else IB_WC_WR_FLUSH_ERR.  WQEs never
+ * started are read from the ring (only their wr_id and opcode).  Only
+ * called when the transmit path is stopped (or was never started).
  */
 void kiwi_qp_flush_sq(struct kiwi_qp *qp)
 {
@@ -128,15 +145,15 @@ void kiwi_qp_flush_sq(struct kiwi_qp *qp)
 	posted = max(kiwi_sq_posted(qp, &sane), started);
 	for (i = 0; i < posted; i++) {
 		struct kiwi_sq_slot e = *kiwi_sq_slot(qp, qp->sq_head);
+		enum ib_wc_status status;
 
 		if (i >= started)
 			kiwi_sq_unstarted(qp, qp->sq_head, &e);
 		kiwi_sq_advance(qp);
-		if (e.state != KIWI_SQE_DONE)
-			kiwi_sq_complete(qp, e.wr_id, e.opcode,
-					 IB_WC_WR_FLUSH_ERR);
-		else if (e.signaled || e.status != IB_WC_SUCCESS)
-			kiwi_sq_complete(qp, e.wr_id, e.opcode, e.status);
+		status = kiwi_sq_status(qp, e.state == KIWI_SQE_DONE ?
+					e.status : IB_WC_WR_FLUSH_ERR);
+		if (e.signaled || status != IB_WC_SUCCESS)
+			kiwi_sq_complete(qp, e.wr_id, e.opcode, status);
 	}
 	qp->sq_tx = 0;
 	qp->sq_loaded = false;
@@ -152,14 +169,15 @@ void kiwi_qp_retire_sq(struct kiwi_qp *qp)
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	while (qp->sq_tx) {
 		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head);
+		enum ib_wc_status status;
 
 		if (slot->state != KIWI_SQE_DONE)
 			break;
 		kiwi_sq_advance(qp);
 		qp->sq_tx--;
-		if (slot->signaled || slot->status != IB_WC_SUCCESS)
-			kiwi_sq_complete(qp, slot->wr_id, slot->opcode,
-					 slot->status);
+		status = kiwi_sq_status(qp, slot->status);
+		if (slot->signaled || status != IB_WC_SUCCESS)
+			kiwi_sq_complete(qp, slot->wr_id, slot->opcode, status);
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
