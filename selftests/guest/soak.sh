@@ -89,18 +89,33 @@ setup() {
 
 round() { echo "soak-round $1 $2"; }
 
+# keep_bad KIND STATUS SERVER_OUT CLIENT_OUT: a failed round keeps the
+# tail of both sides' output, shown with the verdict.
+keep_bad() {
+	[ "$2" -eq 0 ] && return
+	local n=$((${BAD_N:-0} + 1))
+	BAD_N=$n
+	{
+		echo "== $1 round failed ($2) at $((SECONDS / 60)) min; server:"
+		tail -n 15 "$3"
+		echo "== client:"
+		tail -n 15 "$4"
+	} >"$TMPD/bad-$1-$n" 2>&1
+}
+
 # loop KIND PORT CMD: repeat one kind of traffic until the deadline.
 rping_loop() {
 	local kind=$1 port=$2 size=$3 count=$4 sp c s
 	while [ $SECONDS -lt $END ]; do
-		B timeout 300 rping -s -a $SRV -p "$port" -V -C "$count" -S "$size" >/dev/null 2>&1 &
+		B timeout 300 rping -s -a $SRV -p "$port" -V -C "$count" -S "$size" >"$TMPD/$kind.s" 2>&1 &
 		sp=$!
 		wait_port $SRV "$port"
-		A timeout 300 rping -c -a $SRV -p "$port" -V -C "$count" -S "$size" >/dev/null 2>&1
+		A timeout 300 rping -c -a $SRV -p "$port" -V -C "$count" -S "$size" >"$TMPD/$kind.c" 2>&1
 		c=$?
 		wait $sp
 		s=$?
 		round "$kind" $((c | s))
+		keep_bad "$kind" $((c | s)) "$TMPD/$kind.s" "$TMPD/$kind.c"
 	done
 }
 
@@ -108,13 +123,15 @@ perf_loop() {
 	local tool sp c
 	while [ $SECONDS -lt $END ]; do
 		for tool in ib_write_bw ib_read_bw ib_send_bw; do
-			B timeout 200 "$tool" -R -d kiwi1 -F -p 18600 -n 200 -s 65536 >/dev/null 2>&1 &
+			B timeout 200 "$tool" -R -d kiwi1 -F -p 18600 -n 200 -s 65536 >"$TMPD/perf.s" 2>&1 &
 			sp=$!
 			wait_port $SRV 18600
-			A timeout 180 "$tool" -R -d kiwi0 -F -p 18600 -n 200 -s 65536 $SRV >/dev/null 2>&1
+			A timeout 180 "$tool" -R -d kiwi0 -F -p 18600 -n 200 -s 65536 $SRV >"$TMPD/perf.c" 2>&1
 			c=$?
 			wait $sp
-			round "$tool" $((c | $?))
+			c=$((c | $?))
+			round "$tool" $c
+			keep_bad "$tool" $c "$TMPD/perf.s" "$TMPD/perf.c"
 		done
 	done
 }
@@ -164,6 +181,7 @@ if [ "$total" -gt 0 ] && [ "$failed" -eq 0 ]; then
 	ok "all $total rounds passed: $summary"
 else
 	notok "$failed of $total rounds failed: $summary"
+	cat "$TMPD"/bad-* 2>/dev/null | tail -n 200 | diag
 fi
 # Bounded: the second half's slab peak against the first half's.
 read -r h1 h2 < <(awk '$1 == "soak-sample" { s[$2] = $3; n = $2 }
