@@ -161,16 +161,43 @@ ep_count() { cat /sys/module/kiwi/parameters/cm_endpoints 2>/dev/null || echo 0;
 tcp_objs() { awk '$1 == "TCP" { print $2 }' /proc/slabinfo; }
 HSPORT=7450
 
+# kiwi_qps: how many QPs kiwi0 and kiwi1 hold (rdma resource).
+kiwi_qps() {
+	rdma resource show qp 2>/dev/null | grep -c 'link kiwi[01]/'
+}
+
+# leak_mark: the endpoints and kernel TCP sockets now, for leak_left.
+leak_mark() {
+	LEAK_E0=$(ep_count)
+	LEAK_T0=$(tcp_objs)
+}
+
+# leak_left [SECS]: "" once (within SECS, default 30) the endpoints and
+# TCP sockets are back at leak_mark's counts and no kiwi QP is left,
+# else what is left.
+leak_left() {
+	local e1 t1 q1
+	for _ in $(seq 1 $((${1:-30} * 2))); do
+		e1=$(ep_count)
+		t1=$(tcp_objs)
+		q1=$(kiwi_qps)
+		[ "$e1" -le "$LEAK_E0" ] && [ "$t1" -le "$LEAK_T0" ] &&
+			[ "$q1" -eq 0 ] && return
+		sleep 0.5
+	done
+	echo " (left: endpoints $LEAK_E0 -> $e1, TCP sockets $LEAK_T0 -> $t1, kiwi QPs $q1)"
+}
+
 # hs_case NAME PEER_ARGS DESCRIPTION [COUNTER]: a tolerant victim
 # listens on kiwi1 while fpdu_peer abuses the handshake, and is stopped
 # once the peer is done; afterwards the endpoints (cm_endpoints) and
-# kernel TCP sockets must be back where they were (within 15 s).
+# kernel TCP sockets must be back where they were and no kiwi QP left
+# (within 15 s: leak_left).
 hs_case() {
 	local name=$1 pargs=$2 desc=$3 ctr=${4:-} port=$HSPORT
-	local vpid prc=0 e0 t0 e1 t1 before why=
+	local vpid prc=0 before why
 	HSPORT=$((HSPORT + 1))
-	e0=$(ep_count)
-	t0=$(tcp_objs)
+	leak_mark
 	[ -z "$ctr" ] || before=$(stat $ctr)
 	B timeout 120 "$BIN/victim" -a $SRV -p $port -l 110 >"$TMPD/v" 2>&1 &
 	vpid=$!
@@ -180,17 +207,9 @@ hs_case() {
 		prc=$?
 	kill_tree $vpid		# the victim ends its listening on SIGTERM
 	wait $vpid
-	for _ in $(seq 1 30); do
-		e1=$(ep_count)
-		t1=$(tcp_objs)
-		[ "$e1" -le "$e0" ] && [ "$t1" -le "$t0" ] && break
-		sleep 0.5
-	done
+	why=$(leak_left 15)
 	grep -hE 'connection|victim:' "$TMPD/p" "$TMPD/v" | sed 's/^# */# /'
-	if [ "$e1" -gt "$e0" ] || [ "$t1" -gt "$t0" ]; then
-		why=" (leak: endpoints $e0 -> $e1, TCP sockets $t0 -> $t1)"
-		prc=1
-	fi
+	[ -z "$why" ] || prc=1
 	if [ -n "$ctr" ]; then
 		why="$why$(counted $ctr "$before")"
 		[ -z "$(counted $ctr "$before")" ] || prc=1
@@ -586,31 +605,6 @@ PY
 # WRITE the peer TERMINATEs, modify to SQD, rdma_disconnect, destroy with
 # a WRITE in flight) against a victim that accepts everything; then no
 # QP, endpoint or TCP socket of them may be left.
-kiwi_qps() {
-	rdma resource show qp 2>/dev/null | grep -c 'link kiwi[01]/'
-}
-
-# leak_mark: the endpoints and kernel TCP sockets now, for leak_left.
-leak_mark() {
-	LEAK_E0=$(ep_count)
-	LEAK_T0=$(tcp_objs)
-}
-
-# leak_left: "" once (within 30 s) the endpoints and TCP sockets are
-# back at leak_mark's counts and no kiwi QP is left, else what is left.
-leak_left() {
-	local e1 t1 q1
-	for _ in $(seq 1 60); do
-		e1=$(ep_count)
-		t1=$(tcp_objs)
-		q1=$(kiwi_qps)
-		[ "$e1" -le "$LEAK_E0" ] && [ "$t1" -le "$LEAK_T0" ] &&
-			[ "$q1" -eq 0 ] && return
-		sleep 0.5
-	done
-	echo " (left: endpoints $LEAK_E0 -> $e1, TCP sockets $LEAK_T0 -> $t1, kiwi QPs $q1)"
-}
-
 case_teardown() {
 	local vpid rc=0 why
 	leak_mark
