@@ -348,16 +348,22 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	return 0;
 }
 
-/* Unbind the QP, tell the consumer the connection is gone, release. */
-static void kiwi_ep_close(struct kiwi_ep *ep, bool abort, int status)
+/*
+ * Unbind the QP, tell the consumer the connection is gone (@status),
+ * release the socket: with a RST if @reset, else with a FIN.
+ */
+static void kiwi_ep_close(struct kiwi_ep *ep, bool reset, int status)
 {
 	struct kiwi_qp *qp = ep->qp;
 
-	kiwi_ep_event(ep, abort ? "abort" : "close", status);
+	kiwi_ep_event(ep, reset ? "abort" : "close", status);
 	kiwi_ep_cancel_timer(ep);
+	/* A FIN ends the stream after the peer's last message: place it. */
+	if (qp && !reset && !status && ep->sock)
+		kiwi_rx_drain(qp, ep->sock->sk);
 	if (qp)
 		kiwi_qp_disconnected(qp);
-	kiwi_sk_release(ep, abort);
+	kiwi_sk_release(ep, reset);
 	if (qp) {
 		/* No receive callback can run any more. */
 		kiwi_rx_release(qp);
@@ -601,9 +607,18 @@ static void kiwi_ep_work(struct work_struct *work)
 	struct kiwi_ep *ep = container_of(work, struct kiwi_ep, work);
 
 	mutex_lock(&ep->lock);
+	/*
+	 * The QP left RTS for ERROR or TERMINATE.  The connection ends at
+	 * once for the consumer, but its socket is closed with a FIN, not
+	 * a RST: kiwi completes a send as soon as TCP has the bytes, so a
+	 * reset could still discard a message (or the TERMINATE) already
+	 * reported sent.  TCP delivers what it holds, then lets the orphan
+	 * go (bounded by its own retry and FIN-WAIT limits); if the peer's
+	 * data is left unread, tcp_close() resets anyway.
+	 */
 	if (test_and_clear_bit(KIWI_EV_ABORT, &ep->events) &&
 	    ep->state >= KIWI_EP_RTS && ep->state != KIWI_EP_CLOSED)
-		kiwi_ep_close(ep, true, -ECONNABORTED);
+		kiwi_ep_close(ep, false, -ECONNABORTED);
 	if (test_and_clear_bit(KIWI_EV_CLOSE, &ep->events) &&
 	    ep->state == KIWI_EP_RTS) {
 		/* Graceful: FIN now, wait (bounded) for the peer's FIN. */

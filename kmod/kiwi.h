@@ -548,6 +548,7 @@ struct kiwi_qp *kiwi_cm_ep_qp(struct kiwi_ep *ep);
 void kiwi_rx_data_ready(struct sock *sk);
 void kiwi_rx_init(struct kiwi_qp *qp);
 void kiwi_rx_stop(struct kiwi_qp *qp);
+void kiwi_rx_drain(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp);

@@ -711,6 +711,29 @@ void kiwi_rx_data_ready(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * The peer closed its half of the stream: place everything it sent
+ * before its FIN, which may still wait in the socket (rx_work may not
+ * have run yet), so that no message is lost to the close that follows.
+ * The endpoint calls this before it lets the socket go; nothing more
+ * can arrive, so the loop ends.
+ */
+void kiwi_rx_drain(struct kiwi_qp *qp, struct sock *sk)
+{
+	size_t n;
+
+	lock_sock(sk);
+	while (tcp_inq(sk) && kiwi_rx_attached(qp, sk)) {
+		local_bh_disable();
+		n = kiwi_rx_read(qp, sk, KIWI_RX_WORK_BUDGET);
+		local_bh_enable();
+		if (!n)
+			break;
+		cond_resched();
+	}
+	release_sock(sk);
+}
+
 void kiwi_rx_init(struct kiwi_qp *qp)
 {
 	INIT_WORK(&qp->rx_work, kiwi_rx_work);

@@ -83,6 +83,12 @@
 #                 complete (successes with intact data, then errors) and
 #                 DISCONNECTED within 20 s, and afterwards no QP,
 #                 endpoint or TCP socket of them is left
+#   last_send     a sender's QP destroyed (no disconnect) right after
+#                 its 1 MiB SEND completed, 20 ms of delay on the link
+#                 (netem), 10 rounds (lastsend): the receiver gets every
+#                 message whole -- the QP's end must not reset the
+#                 connection over bytes it reported sent -- and nothing
+#                 is left
 #   kill_perf_*   ib_write_bw and ib_read_bw (-R, 1 MiB messages): 3 s
 #                 into the traffic the server, or the client, gets
 #                 SIGKILL; the other side must exit with an error within
@@ -113,7 +119,8 @@ START=$SECONDS
 
 setup() {
 	local p
-	for p in qpsteal victim fpdu_peer cqover scribble teardown readtear; do
+	for p in qpsteal victim fpdu_peer cqover scribble teardown readtear \
+		 lastsend; do
 		[ -x "$BIN/$p" ] || { echo "$BIN/$p missing (make)"; return 1; }
 	done
 	modprobe kiwi || return 1
@@ -654,6 +661,34 @@ case_read_teardown() {
 	read_teardown requester 7520
 }
 
+# last_send: a SEND that completed at the sender, whose QP then goes at
+# once (destroyed, no disconnect), must still arrive whole.  netem's
+# 10 ms each way keeps most of the 1 MiB in the sender's socket by then.
+# kiwi used to close that socket with a RST (10 of 10 rounds lost), and
+# the receiver, on the FIN, closed before placing what preceded it (3 of
+# 10); perftest's last handshake message was lost so under netem in
+# make soak.
+case_last_send() {
+	local spid rc=0 src=0 why
+	leak_mark
+	modprobe sch_netem &&
+	A tc qdisc add dev kv0 root netem delay 10ms &&
+	B tc qdisc add dev kv1 root netem delay 10ms || rc=1
+	B timeout 300 "$BIN/lastsend" -l -p 7410 -n 10 >"$TMPD/ls" 2>&1 &
+	spid=$!
+	wait_port $SRV 7410
+	A timeout 300 "$BIN/lastsend" -a $SRV -p 7410 -n 10 >"$TMPD/lc" 2>&1 ||
+		rc=$?
+	wait $spid || src=$?
+	A tc qdisc del dev kv0 root
+	B tc qdisc del dev kv1 root
+	why=$(leak_left)
+	grep -h '^lastsend:' "$TMPD/lc" "$TMPD/ls" | sed 's/^/# /'
+	[ -z "$why" ] || rc=1
+	verdict "last_send: 10 x 1 MiB SEND, the sender's QP destroyed right after its completion, 20 ms RTT: every message arrives whole, nothing left$why" \
+		$((rc | src)) "$TMPD/lc" "$TMPD/ls"
+}
+
 # kill_perf TOOL VICTIM: TOOL (ib_write_bw or ib_read_bw, 1 MiB
 # messages, 100000 of them) between kiwi1 (server) and kiwi0 (client); 3 s
 # into the traffic VICTIM (server or client) gets SIGKILL.  The other
@@ -741,6 +776,7 @@ only case_stag_random
 only case_illegal_transition
 only case_teardown
 only case_read_teardown
+only case_last_send
 only case_kill_perf
 only start_hold
 KTEXT=$(kiwi_text)	# where kiwi.ko lies, for case_no_leaks after unload

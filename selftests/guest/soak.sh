@@ -11,8 +11,8 @@
 #   * rping -V, 4 KiB and 64 KiB (every byte compared)
 #   * ib_write_bw, ib_read_bw, ib_send_bw -R, 64 KiB, short runs
 #   * connect/disconnect churn: rping -V -C 1, back to back
-#   * NVMe over RDMA on a third kiwi device (dummy netdev): dd with
-#     O_DIRECT of 8 MiB of random data, read back and compared
+#   * NVMe over RDMA on a third kiwi device (dummy netdev): fio writes
+#     8 MiB in random order with a crc32c per block, reads back, checks
 # Every minute one line "soak-sample MIN SLAB_KB VMALLOC_KB TCP QPS" (QPS:
 # kiwi QPs in `rdma resource`); each finished round one line
 # "soak-round KIND RC".  At the end: everything torn down, the module
@@ -81,6 +81,11 @@ nvme_down() {
 
 setup() {
 	modprobe kiwi && modprobe sch_netem || return 1
+	# Connection events, for a failed round's report.
+	mountpoint -q /sys/kernel/tracing ||
+		mount -t tracefs nodev /sys/kernel/tracing
+	echo 4096 >/sys/kernel/tracing/buffer_size_kb
+	echo 1 >/sys/kernel/tracing/events/kiwi/kiwi_cm/enable
 	kiwi_pair_up &&
 	A tc qdisc add dev kv0 root netem delay 2ms reorder 10% 50% loss 0.5% &&
 	B tc qdisc add dev kv1 root netem delay 2ms reorder 10% 50% loss 0.5% &&
@@ -100,6 +105,8 @@ keep_bad() {
 		tail -n 15 "$3"
 		echo "== client:"
 		tail -n 15 "$4"
+		echo "== kiwi_cm trace:"
+		grep -v '^#' /sys/kernel/tracing/trace | tail -n 60
 	} >"$TMPD/bad-$1-$n" 2>&1
 }
 
@@ -136,15 +143,22 @@ perf_loop() {
 	done
 }
 
+# One NVMe round: fio writes 8 MiB in random order (4 KiB to 64 KiB
+# blocks, 4 deep) with a crc32c in every block, reads it all back and
+# checks it; a mismatch or an I/O error fails the round.
 nvme_loop() {
-	local dev f=$TMPD/nvme.data
-	head -c $((8 << 20)) /dev/urandom >"$f"
+	local dev rc
 	while [ $SECONDS -lt $END ]; do
 		dev=$(nvme_dev)
-		dd if="$f" of="/dev/$dev" bs=1M oflag=direct status=none &&
-		dd if="/dev/$dev" of="$f.back" bs=1M count=8 iflag=direct status=none &&
-		cmp -s "$f" "$f.back"
-		round nvme $?
+		timeout 300 fio --name=soak --filename="/dev/$dev" --direct=1 \
+			--ioengine=libaio --iodepth=4 --rw=randwrite --size=8M \
+			--bsrange=4k-64k --verify=crc32c --do_verify=1 \
+			--verify_fatal=1 --output="$TMPD/fio" >"$TMPD/fio.err" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] && grep -qi 'verify.*fail\|bad.*checksum\|err= *[1-9]' \
+			"$TMPD/fio" "$TMPD/fio.err" && rc=99
+		round nvme $rc
+		keep_bad nvme $rc "$TMPD/fio" "$TMPD/fio.err"
 	done
 }
 
@@ -181,7 +195,7 @@ if [ "$total" -gt 0 ] && [ "$failed" -eq 0 ]; then
 	ok "all $total rounds passed: $summary"
 else
 	notok "$failed of $total rounds failed: $summary"
-	cat "$TMPD"/bad-* 2>/dev/null | tail -n 200 | diag
+	cat "$TMPD"/bad-* 2>/dev/null | tail -n 400 | diag
 fi
 # Bounded: the second half's slab peak against the first half's.
 read -r h1 h2 < <(awk '$1 == "soak-sample" { s[$2] = $3; n = $2 }
