@@ -126,8 +126,31 @@ rping_loop() {
 	done
 }
 
+# refused_unseen CLIENT_OUT: the perftest client's connection was refused
+# by TCP before any MPA exchange (the trace shows kiwi0's endpoint going
+# from "connect" to "connect_failed status -111" with no
+# "mpa_request_sent" between).  perftest (4.5-0.17) connects twice, its
+# server listening anew for the second connection; a client that comes
+# first is refused, and Debian's perftest then crashes in its retry
+# (it reuses the cm_ids it has just destroyed).  kiwi never saw such a
+# connection: the round is counted apart ("no_listener"), with its
+# evidence, not as a pass.
+refused_unseen() {
+	grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$1" || return 1
+	grep -v '^#' /sys/kernel/tracing/trace | awk '
+		/kiwi_cm: kiwi0 ep / {
+			for (i = 1; i < NF; i++) if ($i == "ep") ep = $(i + 1)
+			if ($0 ~ / connect status /) st[ep] = "c"
+			else if ($0 ~ / mpa_request_sent /) st[ep] = "m"
+			else if ($0 ~ / connect_failed status -111 /) {
+				if (st[ep] == "c") unseen = 1; else seen = 1
+			}
+		}
+		END { exit !(unseen && !seen) }'
+}
+
 perf_loop() {
-	local tool sp c
+	local tool sp c kind
 	while [ $SECONDS -lt $END ]; do
 		for tool in ib_write_bw ib_read_bw ib_send_bw; do
 			B timeout 200 "$tool" -R -d kiwi1 -F -p 18600 -n 200 -s 65536 >"$TMPD/perf.s" 2>&1 &
@@ -135,10 +158,16 @@ perf_loop() {
 			wait_port $SRV 18600
 			A timeout 180 "$tool" -R -d kiwi0 -F -p 18600 -n 200 -s 65536 $SRV >"$TMPD/perf.c" 2>&1
 			c=$?
+			kind=$tool
+			if [ $c -ne 0 ]; then
+				refused_unseen "$TMPD/perf.c" && kind=no_listener
+				sleep 5	# the server's own end, if it comes
+				kill_tree $sp
+			fi
 			wait $sp
 			c=$((c | $?))
-			round "$tool" $c
-			keep_bad "$tool" $c "$TMPD/perf.s" "$TMPD/perf.c"
+			round "$kind" $c
+			keep_bad "$kind" $c "$TMPD/perf.s" "$TMPD/perf.c"
 		done
 	done
 }
@@ -187,15 +216,23 @@ echo "# soak for $MIN min; baseline slab ${BASE[0]} KiB, TCP ${BASE[2]}"
 	wait
 } | tee "$TMPD/log"
 
-total=$(grep -c '^soak-round' "$TMPD/log")
-failed=$(awk '$1 == "soak-round" && $3 != 0' "$TMPD/log" | wc -l)
+# no_listener rounds never reached kiwi (see refused_unseen): neither
+# passes nor failures, reported with their evidence.
+unseen=$(awk '$1 == "soak-round" && $2 == "no_listener"' "$TMPD/log" | wc -l)
+total=$(awk '$1 == "soak-round" && $2 != "no_listener"' "$TMPD/log" | wc -l)
+failed=$(awk '$1 == "soak-round" && $2 != "no_listener" && $3 != 0' "$TMPD/log" | wc -l)
 summary=$(awk '$1 == "soak-round" { n[$2]++; if ($3 != 0) f[$2]++ }
-	END { for (k in n) printf "%s %d/%d ", k, n[k] - f[k], n[k] }' "$TMPD/log")
+	END { for (k in n) if (k == "no_listener") printf "%s %d (not counted) ", k, n[k]
+	      else printf "%s %d/%d ", k, n[k] - f[k], n[k] }' "$TMPD/log")
+if [ "$unseen" -gt 0 ]; then
+	echo "# $unseen perftest round(s) refused by TCP before the server listened (perftest's race, never reached kiwi):"
+	cat "$TMPD"/bad-no_listener-* | tail -n 150 | diag
+fi
 if [ "$total" -gt 0 ] && [ "$failed" -eq 0 ]; then
 	ok "all $total rounds passed: $summary"
 else
 	notok "$failed of $total rounds failed: $summary"
-	cat "$TMPD"/bad-* 2>/dev/null | tail -n 400 | diag
+	ls "$TMPD"/bad-* | grep -v no_listener | xargs cat | tail -n 400 | diag
 fi
 # Bounded: the second half's slab peak against the first half's.
 read -r h1 h2 < <(awk '$1 == "soak-sample" { s[$2] = $3; n = $2 }
