@@ -233,6 +233,9 @@ void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 	if (ep->qp)
 		kiwi_rx_stop(ep->qp);	/* its worker is done with sk */
 
+	/* What the network cost this connection (tcp_info's total_retrans). */
+	kiwi_stat_add(ep->kdev, KIWI_STAT_TCP_RETRANS,
+		      READ_ONCE(tcp_sk(sk)->total_retrans));
 	if (abort)
 		sock_no_linger(sk);	/* close with RST */
 	else
@@ -331,6 +334,7 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	kiwi_half_open_put(ep);
 	kiwi_sock_unclamp(ep);
 	kiwi_ep_event(ep, "established", 0);
+	kiwi_stat_add(ep->kdev, KIWI_STAT_CM_ESTABLISHED, 1);
 
 	/* Bytes that arrived right behind the MPA frame are waiting. */
 	lock_sock(sk);
@@ -429,6 +433,7 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 	}
 	if (m->reject) {
 		kiwi_ep_event(ep, "mpa_rejected", -ECONNREFUSED);
+		kiwi_stat_add(ep->kdev, KIWI_STAT_MPA_REJECT_RX, 1);
 		kiwi_active_fail(ep, -ECONNREFUSED, kiwi_mpa_ulp_pd(ep),
 				 m->ulp_pd_len);
 		return;
@@ -469,6 +474,7 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 		/* Tell a marker-wanting peer no, politely. */
 		ep->mpa.rev = KIWI_MPA_REV1;
 		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, NULL, 0);
+		kiwi_stat_add(ep->kdev, KIWI_STAT_MPA_REJECT_TX, 1);
 	}
 	if (rv < 0)
 		goto drop;
@@ -583,8 +589,10 @@ static void kiwi_ep_on_sock(struct kiwi_ep *ep)
 
 static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
 {
-	if (ep->state != KIWI_EP_CLOSED)
+	if (ep->state != KIWI_EP_CLOSED) {
 		kiwi_ep_event(ep, "timeout", -ETIMEDOUT);
+		kiwi_stat_add(ep->kdev, KIWI_STAT_CM_TIMEOUT, 1);
+	}
 	switch (ep->state) {
 	case KIWI_EP_CONNECTING:
 	case KIWI_EP_AWAIT_REP:

@@ -178,6 +178,7 @@ int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
 	if (ep->state == KIWI_EP_RECVD_REQ && ep->sock) {
 		kiwi_ep_event(ep, "reject", 0);
 		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, pdata, pd_len);
+		kiwi_stat_add(ep->kdev, KIWI_STAT_MPA_REJECT_TX, 1);
 		kiwi_sk_release(ep, false);
 	}
 	ep->state = KIWI_EP_CLOSED;

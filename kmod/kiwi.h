@@ -67,6 +67,11 @@ enum kiwi_stat {
 	KIWI_STAT_QP_NOT_OWNER,		/* binds refused by kiwi_get_qp() */
 	KIWI_STAT_CM_HALF_OPEN_REFUSED,	/* connections reset: too many */
 	KIWI_STAT_QP_BAD_TRANSITION,	/* state changes refused as illegal */
+	KIWI_STAT_CM_ESTABLISHED,	/* connections that reached RTS */
+	KIWI_STAT_MPA_REJECT_TX,	/* MPA replies with the Reject bit */
+	KIWI_STAT_MPA_REJECT_RX,
+	KIWI_STAT_CM_TIMEOUT,		/* handshakes or closes timed out */
+	KIWI_STAT_TCP_RETRANS,		/* segments TCP resent, per ended conn. */
 	KIWI_NSTATS
 };
 

@@ -7,7 +7,10 @@
  * unlocked per-CPU increment; a read sums the CPUs.  They count what an
  * administrator debugging a peer wants to know first: how much moved,
  * what the peer got wrong (TERMINATEs by layer, CRC errors), what kiwi
- * refused (QPs bound by a non-owner, READs beyond IRD, CQ overflows).
+ * refused (QPs bound by a non-owner, READs beyond IRD, CQ overflows),
+ * how connections went (established, MPA rejects, timeouts) and what
+ * the network cost (TCP retransmissions, added as each connection ends:
+ * a live socket's count is TCP's, read with `ss -ti`).
  */
 #include <linux/percpu.h>
 
@@ -29,6 +32,11 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_NSTATS] = {
 	[KIWI_STAT_QP_NOT_OWNER] = { .name = "qp_bind_refused" },
 	[KIWI_STAT_CM_HALF_OPEN_REFUSED] = { .name = "cm_half_open_refused" },
 	[KIWI_STAT_QP_BAD_TRANSITION] = { .name = "qp_illegal_transitions" },
+	[KIWI_STAT_CM_ESTABLISHED] = { .name = "cm_established" },
+	[KIWI_STAT_MPA_REJECT_TX] = { .name = "mpa_rejects_sent" },
+	[KIWI_STAT_MPA_REJECT_RX] = { .name = "mpa_rejects_received" },
+	[KIWI_STAT_CM_TIMEOUT] = { .name = "cm_timeouts" },
+	[KIWI_STAT_TCP_RETRANS] = { .name = "tcp_retransmits" },
 };
 
 int kiwi_stats_init(struct kiwi_device *kdev)

@@ -32,7 +32,7 @@
  * back with an RDMA READ: the bytes must match).
  *
  * Before any of that, the handshake itself can be abused: silent,
- * req_fin, req_rst, p2p_nortr, slowloris (see handshake_mode()), and
+ * req_fin, req_rst, p2p_nortr, markers, slowloris (see handshake_mode()), and
  * many connections at once: flood, hold (see many()).
  *
  * It prints what it receives ("# rx ..." lines) and ends with
@@ -718,7 +718,7 @@ static int await_close(int secs)
 }
 
 static void send_mpa_req(uint16_t ird, uint16_t ord, bool p2p, uint16_t rtr,
-			 size_t upto)
+			 size_t upto, uint8_t flags)
 {
 	uint8_t req[sizeof(struct kiwi_mpa_rr) + sizeof(struct kiwi_mpa_v2)];
 	struct kiwi_mpa_rr rr;
@@ -726,7 +726,7 @@ static void send_mpa_req(uint16_t ird, uint16_t ord, bool p2p, uint16_t rtr,
 	size_t i;
 
 	kiwi_mpa_build(&rr, true, KIWI_MPA_REV2,
-		       KIWI_MPA_FLAG_C | KIWI_MPA_FLAG_ENH, sizeof(v2));
+		       KIWI_MPA_FLAG_C | KIWI_MPA_FLAG_ENH | flags, sizeof(v2));
 	v2 = kiwi_mpa_v2_build(ird, ord, p2p, rtr);
 	memcpy(req, &rr, sizeof(rr));
 	memcpy(req + sizeof(rr), &v2, sizeof(v2));
@@ -739,6 +739,30 @@ static void send_mpa_req(uint16_t ird, uint16_t ord, bool p2p, uint16_t rtr,
 			return;
 		sleep(upto);
 	}
+}
+
+/* An MPA reply with the Reject bit within @secs, then the close. */
+static int await_reject(int secs)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct kiwi_mpa_rr rr;
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof(rr) && poll(&pfd, 1, secs * 1000) == 1) {
+		n = recv(fd, (uint8_t *)&rr + got, sizeof(rr) - got, 0);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	if (got < sizeof(rr) || memcmp(rr.key, KIWI_MPA_KEY_REP, 16) ||
+	    !(rr.flags & KIWI_MPA_FLAG_R)) {
+		printf("fpdu_peer: FAILED no MPA reply with the Reject bit (%zu bytes)\n",
+		       got);
+		return 1;
+	}
+	printf("# MPA reply with the Reject bit\n");
+	return await_close(secs);
 }
 
 static void rst_close(void)
@@ -754,7 +778,9 @@ static void rst_close(void)
  * Handshake modes (the victim need not accept): silent (connect, send
  * nothing: closed by the MPA timeout), req_fin / req_rst (a valid
  * request, then FIN / RST), p2p_nortr (peer-to-peer with no RTR kind:
- * the accept fails and the connection is reset), slowloris (the request
+ * the accept fails and the connection is reset), markers (a request for
+ * MPA markers, which kiwi does not do yet: an MPA reply with the Reject
+ * bit must come back, then the close), slowloris (the request
  * one byte per second).  -s: how long the victim may take to close.
  */
 static int handshake_mode(const char *mode, int secs)
@@ -762,14 +788,18 @@ static int handshake_mode(const char *mode, int secs)
 	if (!strcmp(mode, "silent"))
 		return await_close(secs);
 	if (!strcmp(mode, "slowloris")) {
-		send_mpa_req(8, 8, false, 0, 1);
+		send_mpa_req(8, 8, false, 0, 1, 0);
 		return await_close(secs);
 	}
 	if (!strcmp(mode, "p2p_nortr")) {
-		send_mpa_req(8, 8, true, 0, 0);
+		send_mpa_req(8, 8, true, 0, 0, 0);
 		return await_close(secs);
 	}
-	send_mpa_req(8, 8, false, 0, 0);
+	if (!strcmp(mode, "markers")) {
+		send_mpa_req(8, 8, false, 0, 0, KIWI_MPA_FLAG_M);
+		return await_reject(secs);
+	}
+	send_mpa_req(8, 8, false, 0, 0, 0);
 	if (!strcmp(mode, "req_rst")) {
 		rst_close();
 		return 0;
@@ -843,7 +873,7 @@ static bool is_handshake_mode(const char *m)
 {
 	return !strcmp(m, "silent") || !strcmp(m, "req_fin") ||
 	       !strcmp(m, "req_rst") || !strcmp(m, "p2p_nortr") ||
-	       !strcmp(m, "slowloris");
+	       !strcmp(m, "slowloris") || !strcmp(m, "markers");
 }
 
 int main(int argc, char **argv)
@@ -872,7 +902,7 @@ int main(int argc, char **argv)
 	     !is_handshake_mode(mode) && !find_scenario(mode))) {
 		size_t i;
 
-		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r]\nmodes: silent req_fin req_rst p2p_nortr slowloris flood hold stall_write read_flood");
+		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r]\nmodes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
 		fprintf(stderr, "\n");

@@ -48,10 +48,12 @@
 #                 meanwhile (peer_others_unaffected)
 #   hs_*          the MPA handshake abused by fpdu_peer (no request at
 #                 all, a request one byte per second, a request then FIN
-#                 or RST, peer-to-peer without an RTR kind, 40 silent
-#                 connections against max_half_open=16): each connection
-#                 is closed (MPA timeout 3 s) or reset, the excess of the
-#                 flood at once (counted), and afterwards the endpoints
+#                 or RST, a request for markers, peer-to-peer without
+#                 an RTR kind, 40 silent connections against
+#                 max_half_open=16): each connection is rejected, closed
+#                 (MPA timeout 3 s) or reset, the excess of the flood at
+#                 once (timeouts, rejects and refusals counted: cm_timeouts,
+#                 mpa_rejects_sent, cm_half_open_refused), and afterwards the endpoints
 #                 (/sys/module/kiwi/parameters/cm_endpoints) and kernel
 #                 TCP sockets are back where they were
 #   cq_overflow   a requester whose send CQ holds one entry posts 8
@@ -228,13 +230,17 @@ case_handshakes() {
 	local P=/sys/module/kiwi/parameters
 	echo 3000 >$P/mpa_timeout_ms
 	hs_case hs_silent "-m silent -s 10" \
-		"a TCP connection that never sends its MPA request is closed by the MPA timeout"
+		"a TCP connection that never sends its MPA request is closed by the MPA timeout" \
+		"kiwi1 cm_timeouts"
 	hs_case hs_slowloris "-m slowloris -s 10" \
 		"an MPA request sent one byte per second is cut off by the MPA timeout"
 	hs_case hs_req_fin "-m req_fin -s 10" \
 		"a valid request, then FIN: the connection ends, nothing kept"
 	hs_case hs_req_rst "-m req_rst" \
 		"a valid request, then RST: nothing kept"
+	hs_case hs_markers "-m markers -s 10" \
+		"a request for MPA markers (not done yet) gets an MPA reject, then the close" \
+		"kiwi1 mpa_rejects_sent"
 	hs_case hs_p2p_nortr "-m p2p_nortr -s 10" \
 		"peer-to-peer without an RTR kind: the accept fails, the connection is reset, nothing kept"
 	echo 16 >$P/max_half_open
