@@ -34,9 +34,16 @@
  */
 static atomic_t kiwi_mem_live = ATOMIC_INIT(0);
 
+/*
+ * Remote-atomic access is accepted, as by other drivers: middleware
+ * (libfabric's verbs provider, UCX) asks for it on every region.  It
+ * grants nothing while the device has no atomics (atomic_cap NONE):
+ * no atomic request is ever executed.
+ */
 #define KIWI_ACCESS_SUPPORTED                                                 \
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                     \
-	 IB_ACCESS_REMOTE_READ | IB_ACCESS_RELAXED_ORDERING)
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |                    \
+	 IB_ACCESS_RELAXED_ORDERING)
 
 static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 				       struct ib_pd *pd, int access)
@@ -234,8 +241,7 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	if (!len || len > kdev->ibdev.attrs.max_mr_size)
 		return ERR_PTR(-EINVAL);
 	if (access & ~KIWI_ACCESS_SUPPORTED)
-		return ERR_PTR(access & IB_ACCESS_REMOTE_ATOMIC ?
-			       -EOPNOTSUPP : -EINVAL);
+		return ERR_PTR(-EINVAL);
 	/* The page array is indexed by page distance from iova. */
 	if ((start ^ iova) & ~PAGE_MASK || iova + len < iova)
 		return ERR_PTR(-EINVAL);

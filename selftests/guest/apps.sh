@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# selftests/guest/apps.sh -- user-space middleware nobody here wrote, over
+# kiwi0/kiwi1 (veth pair between the namespaces kwa and kwb), each with
+# its data checked.  Run inside the test guest by selftests/check:
+#
+#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/apps.sh
+#
+# Cases:
+#   rsockets_riostream  librdmacm's riostream (rsockets, riomap/riowrite),
+#                 100 x 64 KiB
+#   rsockets_rstream    librdmacm's rstream with blocking calls and its
+#                 own data verification (-T b -T v), 100 x 64 KiB
+#   rsockets_preload    an ordinary TCP program (python3's socket module)
+#                 under LD_PRELOAD=librspreload.so: 8 MiB of random data
+#                 sent, SHA-256 compared on both ends
+#   qperf_*       qperf -cm1 (rdma_cm): rc_bw, rc_lat, rc_rdma_read_bw
+#                 for 2 s each, a figure reported (qperf checks no data)
+#   libfabric_msg fi_pingpong over libfabric's verbs provider, MSG
+#                 endpoints, every message size, with data verification
+#                 (-v)
+#
+# Not here, and why, in Documentation/kiwi.rst ("Applications"): qperf's
+# rc_rdma_write_bw (RDMA WRITE with immediate), libfabric RDM endpoints
+# (verbs;ofi_rxm), rstream's default mode, iperf3 under rsockets.
+#
+# Output is TAP 13 with the plan line last; exit status 0 only if all
+# pass.
+set -u
+
+ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
+SRV=10.91.0.2
+START=$SECONDS
+. "$ROOT/selftests/guest/lib.sh"
+
+RSPRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so
+
+setup() {
+	local t
+	for t in riostream rstream qperf fi_pingpong python3; do
+		command -v $t >/dev/null || { echo "$t missing (make deps)"; return 1; }
+	done
+	[ -f $RSPRELOAD ] || { echo "$RSPRELOAD missing (make deps)"; return 1; }
+	modprobe kiwi && kiwi_pair_up
+}
+
+# pair NAME PORT SERVER_CMD -- CLIENT_CMD: the server in kwb, the client
+# in kwa once the server listens on PORT (TCP, as rdma_cm's listens show);
+# both must exit 0 within 120 s.  Outputs in $TMPD/NAME.{s,c}.
+pair() {
+	local name=$1 port=$2 sp c s=0 scmd=()
+	shift 2
+	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	shift
+	B timeout 120 "${scmd[@]}" >"$TMPD/$name.s" 2>&1 &
+	sp=$!
+	wait_port $SRV "$port"
+	A timeout 120 "$@" >"$TMPD/$name.c" 2>&1
+	c=$?
+	wait $sp || s=$?
+	[ $c -eq 0 ] && [ $s -eq 0 ] && return 0
+	echo "client exit $c, server exit $s" >>"$TMPD/$name.c"
+	return 1
+}
+
+# result NAME RC DESCRIPTION: the TAP line; on failure both outputs.
+result() {
+	if [ "$2" -eq 0 ]; then
+		ok "$1: $3"
+	else
+		notok "$1: $3"
+		tail -n 15 "$TMPD/$1.c" "$TMPD/$1.s" 2>/dev/null | diag
+	fi
+}
+
+case_rsockets() {
+	local rc=0 line
+	pair rsockets_riostream 7461 riostream -b $SRV -p 7461 -S 65536 -C 100 -- \
+		riostream -s $SRV -p 7461 -S 65536 -C 100 || rc=1
+	line=$(grep -m1 '^custom' "$TMPD/rsockets_riostream.c")
+	result rsockets_riostream $rc "riostream 100 x 64 KiB (${line:-no result line})"
+
+	rc=0
+	pair rsockets_rstream 7462 rstream -b $SRV -p 7462 -S 65536 -C 100 -T b -T v -- \
+		rstream -s $SRV -p 7462 -S 65536 -C 100 -T b -T v || rc=1
+	line=$(grep -m1 '^custom' "$TMPD/rsockets_rstream.c")
+	[ -n "$line" ] || rc=1
+	result rsockets_rstream $rc "rstream blocking, verified, 100 x 64 KiB (${line:-no result line})"
+}
+
+case_rsockets_preload() {
+	local rc=0 want got
+	head -c $((8 << 20)) /dev/urandom >"$TMPD/data"
+	want=$(sha256sum <"$TMPD/data" | cut -d' ' -f1)
+	pair rsockets_preload 7463 env LD_PRELOAD=$RSPRELOAD python3 -c '
+import hashlib, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 7463))
+s.listen(1)
+c, _ = s.accept()
+h, n = hashlib.sha256(), 0
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    h.update(b)
+    n += len(b)
+print(n, h.hexdigest())
+' $SRV -- env LD_PRELOAD=$RSPRELOAD python3 -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], 7463))
+s.sendall(open(sys.argv[2], "rb").read())
+s.close()
+' $SRV "$TMPD/data" || rc=1
+	got=$(cut -d' ' -f2 "$TMPD/rsockets_preload.s" 2>/dev/null | tail -n1)
+	[ "$got" = "$want" ] || { rc=1; echo "sha256 sent $want, received ${got:-none}" >>"$TMPD/rsockets_preload.c"; }
+	result rsockets_preload $rc "python3 sockets under librspreload.so: 8 MiB, SHA-256 equal on both ends"
+}
+
+case_qperf() {
+	local t rc v sp
+	B timeout 200 qperf >"$TMPD/qperf.s" 2>&1 &
+	sp=$!
+	wait_port $SRV 19765
+	for t in rc_bw rc_lat rc_rdma_read_bw; do
+		rc=0
+		A timeout 60 qperf -cm1 $SRV -t 2 $t >"$TMPD/qperf_$t.c" 2>&1 || rc=1
+		v=$(awk '/=/ { print $3, $4; exit }' "$TMPD/qperf_$t.c")
+		[ -n "$v" ] || rc=1
+		result "qperf_$t" $rc "qperf -cm1 $t (${v:-no figure})"
+	done
+	kill_tree $sp
+	wait $sp 2>/dev/null
+}
+
+case_libfabric() {
+	local rc=0 n
+	pair libfabric_msg 47592 fi_pingpong -p verbs -e msg -d kiwi1 -v -- \
+		fi_pingpong -p verbs -e msg -d kiwi0 -v $SRV || rc=1
+	n=$(grep -cE '^[0-9]+[kmg]? +[0-9]+ +=[0-9]+' "$TMPD/libfabric_msg.c")
+	[ "$n" -gt 0 ] || rc=1
+	result libfabric_msg $rc "fi_pingpong -p verbs -e msg -v: $n message sizes, data verified"
+}
+
+tap_setup "two namespaces, veth, kiwi0/kiwi1" "two namespaces, veth, kiwi0/kiwi1"
+case_rsockets
+case_rsockets_preload
+case_qperf
+case_libfabric
+echo "# apps.sh: $((SECONDS - START)) s"
+tap_end
