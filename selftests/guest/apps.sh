@@ -12,6 +12,8 @@
 #                 100 x 64 KiB
 #   rsockets_rstream    librdmacm's rstream with blocking calls and its
 #                 own data verification (-T b -T v), 100 x 64 KiB
+#   rsockets_pingpong   rstream nonblocking (-T n), 2 iterations of 1000
+#                 64-byte transfers each way, verified
 #   rsockets_preload    an ordinary TCP program (python3's socket module)
 #                 under LD_PRELOAD=librspreload.so: 8 MiB of random data
 #                 sent, SHA-256 compared on both ends
@@ -23,7 +25,8 @@
 #
 # Not here, and why, in Documentation/kiwi.rst ("Applications"): qperf's
 # rc_rdma_write_bw (RDMA WRITE with immediate), libfabric RDM endpoints
-# (verbs;ofi_rxm), rstream's default mode, iperf3 under rsockets.
+# (verbs;ofi_rxm), rstream's default mode (too slow under TCG), iperf3
+# under rsockets.
 #
 # Output is TAP 13 with the plan line last; exit status 0 only if all
 # pass.
@@ -87,6 +90,13 @@ case_rsockets() {
 	line=$(grep -m1 '^custom' "$TMPD/rsockets_rstream.c")
 	[ -n "$line" ] || rc=1
 	result rsockets_rstream $rc "rstream blocking, verified, 100 x 64 KiB (${line:-no result line})"
+
+	rc=0
+	pair rsockets_pingpong 7464 rstream -b $SRV -p 7464 -S 64 -I 2 -T n -T v -- \
+		rstream -s $SRV -p 7464 -S 64 -I 2 -T n -T v || rc=1
+	line=$(grep -m1 '^custom' "$TMPD/rsockets_pingpong.c")
+	[ -n "$line" ] || rc=1
+	result rsockets_pingpong $rc "rstream nonblocking ping-pong, verified, 2 x 1000 x 64 B each way (${line:-no result line})"
 }
 
 case_rsockets_preload() {
