@@ -20,8 +20,8 @@
 #   qperf_*       qperf -cm1 (rdma_cm): rc_bw, rc_lat, rc_rdma_read_bw
 #                 for 2 s each, a figure reported (qperf checks no data)
 #   libfabric_msg fi_pingpong over libfabric's verbs provider, MSG
-#                 endpoints, every message size, with data verification
-#                 (-v)
+#                 endpoints, every message size, with its data integrity
+#                 checks (-c)
 #
 # Not here, and why, in Documentation/kiwi.rst ("Applications"): qperf's
 # rc_rdma_write_bw (RDMA WRITE with immediate), libfabric RDM endpoints
@@ -147,11 +147,11 @@ case_qperf() {
 
 case_libfabric() {
 	local rc=0 n
-	pair libfabric_msg 47592 fi_pingpong -p verbs -e msg -d kiwi1 -v -- \
-		fi_pingpong -p verbs -e msg -d kiwi0 -v $SRV || rc=1
+	pair libfabric_msg 47592 fi_pingpong -p verbs -e msg -d kiwi1 -c -- \
+		fi_pingpong -p verbs -e msg -d kiwi0 -c $SRV || rc=1
 	n=$(grep -cE '^[0-9]+[kmg]? +[0-9]+ +=[0-9]+' "$TMPD/libfabric_msg.c")
 	[ "$n" -gt 0 ] || rc=1
-	result libfabric_msg $rc "fi_pingpong -p verbs -e msg -v: $n message sizes, data verified"
+	result libfabric_msg $rc "fi_pingpong -p verbs -e msg -c: $n message sizes, data integrity checked"
 }
 
 tap_setup "two namespaces, veth, kiwi0/kiwi1" "two namespaces, veth, kiwi0/kiwi1"
