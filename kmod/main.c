@@ -22,7 +22,12 @@ struct kiwi_limits kiwi_limits = {
 	.max_qp = 16384,
 	.max_qp_wr = 16384,
 	.max_cq = 32768,
-	.max_cqe = 65536,
+	/*
+	 * libfabric's RDM endpoints (verbs;ofi_rxm) size one CQ for their
+	 * whole universe: more than 65,536 entries by default.  A CQ's ring is
+	 * allocated for what is asked, not for this limit.
+	 */
+	.max_cqe = 262144,
 	.max_mr = 65536,
 	.max_pd = 16384,
 	.max_srq = 1024,
@@ -38,7 +43,7 @@ MODULE_PARM_DESC(max_qp_wr, "Work requests per send or receive queue (default 16
 module_param_named(max_cq, kiwi_limits.max_cq, uint, 0444);
 MODULE_PARM_DESC(max_cq, "Completion queues per device (default 32768)");
 module_param_named(max_cqe, kiwi_limits.max_cqe, uint, 0444);
-MODULE_PARM_DESC(max_cqe, "Entries per completion queue (default 65536)");
+MODULE_PARM_DESC(max_cqe, "Entries per completion queue (default 262144)");
 module_param_named(max_mr, kiwi_limits.max_mr, uint, 0444);
 MODULE_PARM_DESC(max_mr, "Memory regions per device (default 65536)");
 module_param_named(max_pd, kiwi_limits.max_pd, uint, 0444);

@@ -22,11 +22,11 @@
 #   libfabric_msg fi_pingpong over libfabric's verbs provider, MSG
 #                 endpoints, every message size, with its data integrity
 #                 checks (-c)
+#   libfabric_rdm the same over RDM endpoints (verbs;ofi_rxm)
 #
 # Not here, and why, in Documentation/kiwi.rst ("Applications"): qperf's
-# rc_rdma_write_bw (RDMA WRITE with immediate), libfabric RDM endpoints
-# (verbs;ofi_rxm), rstream's default mode (too slow under TCG), iperf3
-# under rsockets.
+# rc_rdma_write_bw (RDMA WRITE with immediate), rstream's default mode
+# (too slow under TCG), iperf3 under rsockets.
 #
 # Output is TAP 13 with the plan line last; exit status 0 only if all
 # pass.
@@ -152,6 +152,15 @@ case_libfabric() {
 	n=$(grep -cE '^[0-9]+[kmg]? +[0-9]+ +=[0-9]+' "$TMPD/libfabric_msg.c")
 	[ "$n" -gt 0 ] || rc=1
 	result libfabric_msg $rc "fi_pingpong -p verbs -e msg -c: $n message sizes, data integrity checked"
+
+	# RDM endpoints through rxm: its CQ wants more than 65,536 entries (the
+	# default universe of 256 peers), beyond kiwi's old max_cqe.
+	rc=0
+	pair libfabric_rdm 47593 fi_pingpong -p "verbs;ofi_rxm" -e rdm -B 47593 -d kiwi1 -c -- \
+		fi_pingpong -p "verbs;ofi_rxm" -e rdm -P 47593 -d kiwi0 -c $SRV || rc=1
+	n=$(grep -cE '^[0-9]+[kmg]? +[0-9]+ +=[0-9]+' "$TMPD/libfabric_rdm.c")
+	[ "$n" -gt 0 ] || rc=1
+	result libfabric_rdm $rc "fi_pingpong -p 'verbs;ofi_rxm' -e rdm -c: $n message sizes, data integrity checked"
 }
 
 tap_setup "two namespaces, veth, kiwi0/kiwi1" "two namespaces, veth, kiwi0/kiwi1"
