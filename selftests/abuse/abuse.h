@@ -12,9 +12,11 @@
 #else
 #include <stdbool.h>
 #include <stdint.h>
+#include <poll.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 #endif
 
 #define ABUSE_PORT	7400
@@ -31,6 +33,18 @@ struct victim_info {
 } __attribute__((packed));
 
 #ifndef __KERNEL__
+/* The next event on @ch within @ms milliseconds, or NULL. */
+static inline struct rdma_cm_event *abuse_cm_poll(struct rdma_event_channel *ch,
+						  int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&pfd, 1, ms) != 1 || rdma_get_cm_event(ch, &ev))
+		return NULL;
+	return ev;
+}
+
 /*
  * Wait for @qp to reach ERR: a close completes asynchronously, so allow
  * it 5 s; if it does not, say so ("# QP n state s, not ERR").

@@ -36,6 +36,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "abuse.h"
+
 struct conn {
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
@@ -46,21 +48,11 @@ struct conn {
 
 static uint32_t len = 1 << 20;
 
-static struct rdma_cm_event *cm_next(struct rdma_event_channel *ch, int ms)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-
-	if (poll(&pfd, 1, ms) != 1 || rdma_get_cm_event(ch, &ev))
-		return NULL;
-	return ev;
-}
-
 /* Wait for @want; anything else is a failure ("# " line). */
 static bool cm_expect(struct rdma_event_channel *ch,
 		      enum rdma_cm_event_type want, struct rdma_cm_id **id)
 {
-	struct rdma_cm_event *ev = cm_next(ch, 20000);
+	struct rdma_cm_event *ev = abuse_cm_poll(ch, 20000);
 	enum rdma_cm_event_type got;
 
 	if (!ev) {

@@ -59,23 +59,13 @@ struct round {
 	int write_rc, sqd_rc, disc_rc;
 };
 
-static struct rdma_cm_event *cm_wait(struct rdma_event_channel *ch, int ms)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-
-	if (poll(&pfd, 1, ms) != 1 || rdma_get_cm_event(ch, &ev))
-		return NULL;
-	return ev;
-}
-
 /* Wait for event @want (others are acknowledged and skipped). */
 static bool cm_expect(struct rdma_event_channel *ch,
 		      enum rdma_cm_event_type want, int ms)
 {
 	struct rdma_cm_event *ev;
 
-	while ((ev = cm_wait(ch, ms))) {
+	while ((ev = abuse_cm_poll(ch, ms))) {
 		enum rdma_cm_event_type got = ev->event;
 
 		rdma_ack_cm_event(ev);

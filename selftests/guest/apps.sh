@@ -77,26 +77,26 @@ result() {
 	fi
 }
 
+# rs_case NAME PORT TOOL "ARGS" DESCRIPTION: a librdmacm rsockets
+# example, server (-b) and client (-s) with the same ARGS; it must
+# print its result line ("custom ...").
+rs_case() {
+	local name=$1 port=$2 tool=$3 args=$4 desc=$5 rc=0 line
+	# shellcheck disable=SC2086 # ARGS are words
+	pair "$name" "$port" "$tool" -b $SRV -p "$port" $args -- \
+		"$tool" -s $SRV -p "$port" $args || rc=1
+	line=$(grep -m1 '^custom' "$TMPD/$name.c")
+	[ -n "$line" ] || rc=1
+	result "$name" $rc "$desc (${line:-no result line})"
+}
+
 case_rsockets() {
-	local rc=0 line
-	pair rsockets_riostream 7461 riostream -b $SRV -p 7461 -S 65536 -C 100 -- \
-		riostream -s $SRV -p 7461 -S 65536 -C 100 || rc=1
-	line=$(grep -m1 '^custom' "$TMPD/rsockets_riostream.c")
-	result rsockets_riostream $rc "riostream 100 x 64 KiB (${line:-no result line})"
-
-	rc=0
-	pair rsockets_rstream 7462 rstream -b $SRV -p 7462 -S 65536 -C 100 -T b -T v -- \
-		rstream -s $SRV -p 7462 -S 65536 -C 100 -T b -T v || rc=1
-	line=$(grep -m1 '^custom' "$TMPD/rsockets_rstream.c")
-	[ -n "$line" ] || rc=1
-	result rsockets_rstream $rc "rstream blocking, verified, 100 x 64 KiB (${line:-no result line})"
-
-	rc=0
-	pair rsockets_pingpong 7464 rstream -b $SRV -p 7464 -S 64 -I 2 -T n -T v -- \
-		rstream -s $SRV -p 7464 -S 64 -I 2 -T n -T v || rc=1
-	line=$(grep -m1 '^custom' "$TMPD/rsockets_pingpong.c")
-	[ -n "$line" ] || rc=1
-	result rsockets_pingpong $rc "rstream nonblocking ping-pong, verified, 2 x 1000 x 64 B each way (${line:-no result line})"
+	rs_case rsockets_riostream 7461 riostream "-S 65536 -C 100" \
+		"riostream 100 x 64 KiB"
+	rs_case rsockets_rstream 7462 rstream "-S 65536 -C 100 -T b -T v" \
+		"rstream blocking, verified, 100 x 64 KiB"
+	rs_case rsockets_pingpong 7464 rstream "-S 64 -I 2 -T n -T v" \
+		"rstream nonblocking ping-pong, verified, 2 x 1000 x 64 B each way"
 }
 
 case_rsockets_preload() {
