@@ -79,6 +79,8 @@ static int kiwi_usqe_imm(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 
 	if (!qp->imm_tx)
 		return -EOPNOTSUPP;
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
 	h->imm_data = be32_to_cpu(wr->ex.imm_data);
 	if (wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
 		h->opcode = KIWI_UWR_RDMA_WRITE_IMM;
