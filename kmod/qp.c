@@ -716,7 +716,8 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	if (rdma_nl_put_driver_u32(msg, "mpa_crc", crc) ||
 	    rdma_nl_put_driver_u32(msg, "large_fpdu", large) ||
 	    rdma_nl_put_driver_u32(msg, "ird", ird) ||
-	    rdma_nl_put_driver_u32(msg, "ord", ord)) {
+	    rdma_nl_put_driver_u32(msg, "ord", ord) ||
+	    rdma_nl_put_driver_u32(msg, "rfc7306_imm", qp->imm_tx)) {
 		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
 	}
