@@ -22,7 +22,8 @@
 # Output is TAP 13 with the plan line last; exit status 0 only if all pass.
 #
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
-# KIWI_DP_MTU (1500), KIWI_DP_ONLY (a test to run alone: "imm").
+# KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
+# imm, ring, rping, perf).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -186,8 +187,20 @@ pyverbs_rdmacm() {
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 
-if [ "${KIWI_DP_ONLY:-}" = imm ]; then
-	imm_conn_test
+# KIWI_DP_ONLY: a comma list of tests to run alone, for short guest runs.
+if [ -n "${KIWI_DP_ONLY:-}" ]; then
+	for t in ${KIWI_DP_ONLY//,/ }; do
+		case $t in
+		imm) imm_conn_test ;;
+		ring) ring_conn_test ;;
+		rping) rping_test kiwi $SRV 4096 "$COUNT" ;;
+		perf)
+			for p in ib_write_bw ib_send_bw ib_read_bw; do
+				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
+			done ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, ring, rping, perf)" ;;
+		esac
+	done
 	tap_end
 	exit
 fi
