@@ -295,6 +295,9 @@ static bool kiwi_ucq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
 	if (cqe->flags & IB_WC_WITH_INVALIDATE) {
 		u.flags = KIWI_UCQE_F_WITH_INV;
 		u.inv_rkey = cqe->ex;
+	} else if (cqe->flags & IB_WC_WITH_IMM) {
+		u.flags = KIWI_UCQE_F_WITH_IMM;
+		u.imm_data = cqe->ex;
 	}
 	memcpy(kiwi_ring_slot(&cq->uring, cq->tail), &u, sizeof(u));
 	kiwi_ring_produced(&cq->uring, ++cq->tail);

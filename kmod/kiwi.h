@@ -353,6 +353,12 @@ struct kiwi_rx {
 	u32 sge_gen;
 	u32 inv_stag;
 
+	/* RFC 7306 Immediate Data, and what it follows (rx_end). */
+	u32 imm;			/* decoded, host order */
+	u32 write_len;			/* WRITE message being received */
+	u32 last_write_len;		/* the WRITE that ended last */
+	bool after_write;		/* the last message ended was a WRITE */
+
 	/* The READ Request or TERMINATE this FPDU carries, decoded. */
 	struct kiwi_read_info rr;
 	u8 term_rest[KIWI_TERM_MAX_REST];	/* bytes after its control word */
@@ -438,6 +444,7 @@ struct kiwi_qp {
 	struct socket *sock;
 	bool crc;			/* MPA CRC32c negotiated */
 	bool large_fpdu;		/* peer takes FPDUs beyond a segment */
+	bool imm_tx;			/* may send RFC 7306 Immediate Data */
 
 	struct kiwi_rx rx;
 	struct work_struct rx_work;	/* places bulk data off the softirq */
@@ -557,6 +564,11 @@ void kiwi_rx_drain(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp);
+
+/* rxterm.c: a peer's TERMINATE, for rx.c */
+void kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+			u32 len);
+void kiwi_rx_terminate_done(struct kiwi_qp *qp);
 
 /* tx.c, fpdu.c: transmit (tx.h has what only the two share) */
 int kiwi_tx_init(struct kiwi_qp *qp);

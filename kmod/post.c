@@ -67,6 +67,35 @@ static int kiwi_usqe_inline(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/*
+ * A WR with immediate data: only where the peer is known to take it
+ * (kiwi_qp.imm_tx), and a SEND carries none of its own (RFC 7306 has
+ * no SEND with immediate data: it is the Immediate Data message alone).
+ */
+static int kiwi_usqe_imm(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			 struct kiwi_usqe *h)
+{
+	u32 i, len = 0;
+
+	if (!qp->imm_tx)
+		return -EOPNOTSUPP;
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+	h->imm_data = be32_to_cpu(wr->ex.imm_data);
+	if (wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		h->opcode = KIWI_UWR_RDMA_WRITE_IMM;
+		h->rkey = rdma_wr(wr)->rkey;
+		h->raddr = rdma_wr(wr)->remote_addr;
+		return 0;
+	}
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len)
+		return -EINVAL;
+	h->opcode = KIWI_UWR_SEND_IMM;
+	return 0;
+}
+
 /* Encode a kernel consumer's send WR into ring slot @w. */
 static int kiwi_usqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 			     u8 *w)
@@ -94,6 +123,12 @@ static int kiwi_usqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 			   KIWI_KWR_READ_INV;
 		h.rkey = rdma_wr(wr)->rkey;
 		h.raddr = rdma_wr(wr)->remote_addr;
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND_WITH_IMM:
+		rv = kiwi_usqe_imm(qp, wr, &h);
+		if (rv)
+			return rv;
 		break;
 	case IB_WR_LOCAL_INV:
 		h.opcode = KIWI_KWR_LOCAL_INV;

@@ -381,6 +381,20 @@ static int kiwi_qp_check_cap(struct kiwi_device *kdev,
 	return 0;
 }
 
+/*
+ * RFC 7306 has no in-band negotiation of its extensions: section 1.1
+ * leaves it to the ULP, out of band, to know that the peer has them.
+ * Sending Immediate Data to a peer without them (Linux siw) ends the
+ * connection with a TERMINATE, so WRs with immediate data are refused
+ * locally unless this says the peers do.  Read when a QP is created:
+ * a per-QP default that may be changed between QPs.  Receiving them
+ * is always on.
+ */
+static bool kiwi_imm_default;
+module_param_named(rfc7306_imm, kiwi_imm_default, bool, 0644);
+MODULE_PARM_DESC(rfc7306_imm,
+		 "QPs created from now on may send RFC 7306 immediate data: their peers support it (default: off)");
+
 static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
 {
 	struct kiwi_uresp_create_qp resp = {
@@ -389,6 +403,7 @@ static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
 		.sq_stride = qp->sq_ring.stride,
 		.sq_mmap_offset = kiwi_ring_mmap_offset(&qp->sq_ring),
 		.sq_mmap_len = kiwi_ring_mmap_len(&qp->sq_ring),
+		.flags = qp->imm_tx ? KIWI_UQP_F_IMM : 0,
 	};
 
 	if (!qp->srq) {
@@ -479,6 +494,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		qp->owner = get_task_pid(current, PIDTYPE_TGID);
 	qp->ird = KIWI_MAX_IRD;
 	qp->ord = KIWI_MAX_ORD;
+	qp->imm_tx = READ_ONCE(kiwi_imm_default);
 
 	rv = kiwi_qp_alloc_queues(qp, attr, udata);
 	if (rv)
@@ -700,7 +716,8 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	if (rdma_nl_put_driver_u32(msg, "mpa_crc", crc) ||
 	    rdma_nl_put_driver_u32(msg, "large_fpdu", large) ||
 	    rdma_nl_put_driver_u32(msg, "ird", ird) ||
-	    rdma_nl_put_driver_u32(msg, "ord", ord)) {
+	    rdma_nl_put_driver_u32(msg, "ord", ord) ||
+	    rdma_nl_put_driver_u32(msg, "rfc7306_imm", qp->imm_tx)) {
 		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
 	}

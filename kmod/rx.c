@@ -17,7 +17,6 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
-#include "trace.h"
 
 static void kiwi_rx_drop_refs(struct kiwi_rx *rx)
 {
@@ -203,6 +202,35 @@ static int kiwi_rx_begin_send(struct kiwi_qp *qp)
 }
 
 /*
+ * RFC 7306 Immediate Data: on queue 0 like a SEND, and like one it
+ * takes a receive WQE, but its 8 bytes go into the completion, not
+ * the buffer.  No WQE for it: the same TERMINATE as for a SEND.
+ */
+static int kiwi_rx_begin_imm(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_verdict v;
+	int rv;
+
+	rv = kiwi_rx_check_untagged(qp, KIWI_QN_SEND, 0);
+	if (rv)
+		return rv;
+	if (rx->in_msg)		/* a SEND of this MSN has not ended */
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_MO);
+	v = kiwi_imm_parse(rx->fr.hdr.raw + sizeof(struct kiwi_hdr_untagged),
+			   sizeof(struct kiwi_imm) + rx->fr.data_rem, &rx->imm);
+	if (!v.ok)
+		return kiwi_rx_fail(qp, v.layer, v.etype, v.ecode);
+	if (!kiwi_qp_take_rqe(qp, &rx->rqe))
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_MSN_NOBUF);
+	rx->in_msg = true;	/* flushed if the stream dies first */
+	rx->msg_len = 0;
+	return 0;
+}
+
+/*
  * A READ Request: its body decoded and checked for what the bytes alone
  * decide (kiwi_read_req_parse()), the rest against this QP and the
  * source region.  The checks run in the order they always did, so each
@@ -275,6 +303,7 @@ static int kiwi_rx_begin(struct kiwi_qp *qp)
 	case KIWI_OP_WRITE:
 		if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
 			return kiwi_rx_tagged_fail(qp, KIWI_RC_ACCESS_RIGHTS);
+		rx->write_len += rx->fr.data_rem;
 		return kiwi_rx_sink(qp, be32_to_cpu(rx->fr.hdr.t.stag),
 				    be64_to_cpu(rx->fr.hdr.t.to), rx->fr.data_rem,
 				    IB_ACCESS_REMOTE_WRITE);
@@ -286,6 +315,9 @@ static int kiwi_rx_begin(struct kiwi_qp *qp)
 		rx->term_have = 0;
 		rx->term_len = rx->fr.data_rem;
 		return kiwi_rx_check_untagged(qp, KIWI_QN_TERMINATE, 0);
+	case KIWI_OP_IMM:
+	case KIWI_OP_IMM_SE:
+		return kiwi_rx_begin_imm(qp);
 	default:
 		return kiwi_rx_begin_send(qp);
 	}
@@ -348,31 +380,6 @@ static int kiwi_rx_place_send(struct kiwi_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
-/*
- * The bytes after a TERMINATE's control word: the first
- * KIWI_TERM_MAX_REST, all a well-formed one has, are kept for
- * kiwi_term_parse(); any excess only goes through the CRC.
- */
-static void kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb,
-			       int off, u32 len)
-{
-	struct kiwi_rx *rx = &qp->rx;
-	u8 buf[64];
-
-	while (len) {
-		u32 n = min_t(u32, len, sizeof(buf));
-		u32 keep = min_t(u32, n, sizeof(rx->term_rest) - rx->term_have);
-
-		skb_copy_bits(skb, off, buf, n);
-		if (qp->crc)
-			rx->crc = kiwi_crc32c(rx->crc, buf, n);
-		memcpy(rx->term_rest + rx->term_have, buf, keep);
-		rx->term_have += keep;
-		off += n;
-		len -= n;
-	}
-}
-
 static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 			 u32 len)
 {
@@ -411,9 +418,37 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
 		rx->sge_mem = NULL;
 	}
 	rx->msn[KIWI_QN_SEND]++;
+	rx->after_write = false;
 	kiwi_rx_complete(qp, status, inv ? IB_WC_WITH_INVALIDATE : 0,
 			 inv ? rx->inv_stag : 0,
 			 d->solicited);
+}
+
+/*
+ * Immediate Data right behind a whole WRITE is that WRITE's (verbs:
+ * RDMA WRITE with immediate, byte_len the WRITE's length as rxe and
+ * InfiniBand report it); any other is a SEND with immediate data and
+ * no payload.  RFC 7306 marks neither; kiwi never sends anything
+ * between a WRITE and its Immediate Data.
+ */
+static void kiwi_rx_imm_done(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_cqe cqe = {
+		.wr_id = rx->rqe.wr_id,
+		.qp = &qp->ibqp,
+		.byte_len = rx->after_write ? rx->last_write_len : 0,
+		.opcode = rx->after_write ? IB_WC_RECV_RDMA_WITH_IMM :
+					    IB_WC_RECV,
+		.status = IB_WC_SUCCESS,
+		.flags = IB_WC_WITH_IMM,
+		.ex = rx->imm,
+	};
+
+	rx->msn[KIWI_QN_SEND]++;
+	rx->after_write = false;
+	rx->in_msg = false;
+	kiwi_qp_cq_add(qp, qp->rcq, &cqe, kiwi_op(rx->fr.op)->solicited);
 }
 
 static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
@@ -424,6 +459,7 @@ static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
 	unsigned long flags;
 
 	rx->msn[KIWI_QN_READ_REQ]++;
+	rx->after_write = false;
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
 	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % KIWI_MAX_IRD];
 	e->src_stag = ri->src_stag;
@@ -437,45 +473,6 @@ static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
 	rx->resp_due = true;	/* answered after this socket read */
 }
 
-static const char *const kiwi_term_whys[] = {
-	[KIWI_TW_OK] = "ok",
-	[KIWI_TW_LAYER] = "unknown layer",
-	[KIWI_TW_ETYPE] = "unknown error type",
-	[KIWI_TW_RSVD] = "reserved bits set",
-	[KIWI_TW_M_NO_D] = "M bit without D bit",
-	[KIWI_TW_SHORT] = "shorter than its D/R bits say",
-	[KIWI_TW_LONG] = "longer than its D/R bits say",
-	[KIWI_TW_SEGLEN] = "DDP segment length below the copied headers",
-};
-
-/*
- * The peer terminated.  Whatever its TERMINATE says, the stream ends and
- * nothing is sent back (RFC 5040 section 7.2), so a malformed one is
- * only logged, on a line of its own after the usual one.
- */
-static void kiwi_rx_terminate_done(struct kiwi_qp *qp)
-{
-	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_term *t = (void *)(rx->fr.hdr.raw +
-				       sizeof(struct kiwi_hdr_untagged));
-	struct kiwi_term_info ti;
-
-	kiwi_term_parse(t, rx->term_rest, rx->term_have, rx->term_len, &ti);
-	pr_info_ratelimited("QP %u: peer TERMINATE layer %u type %u code 0x%02x\n",
-			    qp->ibqp.qp_num, ti.layer, ti.etype, ti.ecode);
-	if (ti.why)
-		pr_info_ratelimited("QP %u: peer TERMINATE malformed: %s (control %08x, %u bytes after it)\n",
-				    qp->ibqp.qp_num,
-				    ti.why < ARRAY_SIZE(kiwi_term_whys) ?
-				    kiwi_term_whys[ti.why] : "?",
-				    ti.ctrl, rx->term_len);
-	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
-			     false, ti.ctrl);
-	rx->dead = true;
-	kiwi_stat_add(qp->kdev, KIWI_STAT_TERM_RX, 1);
-	kiwi_qp_peer_terminated(qp, ti.ctrl);
-}
-
 /* An FPDU passed its CRC: deliver what it completes. */
 static void kiwi_rx_end(struct kiwi_qp *qp)
 {
@@ -487,6 +484,15 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 	}
 	switch (rx->fr.op) {
 	case KIWI_OP_WRITE:
+		if (rx->fr.last) {
+			rx->last_write_len = rx->write_len;
+			rx->write_len = 0;
+			rx->after_write = true;
+		}
+		break;
+	case KIWI_OP_IMM:
+	case KIWI_OP_IMM_SE:
+		kiwi_rx_imm_done(qp);
 		break;
 	case KIWI_OP_READ_RESP:
 		if (rx->rtr_resp) {

@@ -73,6 +73,8 @@ static const u8 kiwi_uwr_to_ib[KIWI_UWR_NUM_OPCODES] = {
 	[KIWI_UWR_SEND_INV] = IB_WR_SEND_WITH_INV,
 	[KIWI_UWR_RDMA_WRITE] = IB_WR_RDMA_WRITE,
 	[KIWI_UWR_RDMA_READ] = IB_WR_RDMA_READ,
+	[KIWI_UWR_RDMA_WRITE_IMM] = IB_WR_RDMA_WRITE_WITH_IMM,
+	[KIWI_UWR_SEND_IMM] = IB_WR_SEND_WITH_IMM,
 };
 
 static const u8 kiwi_kwr_to_ib[KIWI_KWR_END - KIWI_KWR_FIRST] = {
@@ -90,9 +92,20 @@ static u8 kiwi_ib_opcode(u8 uwr_opcode)
 	return IB_WR_SEND;
 }
 
-/* Opcodes a QP may use: the kernel-only ones never come from a user ring. */
+static bool kiwi_uwr_is_imm(u8 uwr_opcode)
+{
+	return uwr_opcode == KIWI_UWR_RDMA_WRITE_IMM ||
+	       uwr_opcode == KIWI_UWR_SEND_IMM;
+}
+
+/*
+ * Opcodes a QP may use: the kernel-only ones never come from a user
+ * ring, immediate data only where the peer takes it (kiwi_qp.imm_tx).
+ */
 static bool kiwi_uwr_opcode_ok(struct kiwi_qp *qp, u8 uwr_opcode)
 {
+	if (kiwi_uwr_is_imm(uwr_opcode))
+		return qp->imm_tx;
 	return uwr_opcode < KIWI_UWR_NUM_OPCODES ||
 	       (!qp->user && uwr_opcode >= KIWI_KWR_FIRST &&
 		uwr_opcode < KIWI_KWR_END);
@@ -345,6 +358,9 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 		if (rv)
 			return rv;
 	}
+	/* RFC 7306 has no SEND with immediate data and a payload. */
+	if (sqe->opcode == IB_WR_SEND_WITH_IMM && sqe->bytes)
+		return -EINVAL;
 	slot->bytes = sqe->bytes;
 	if (kiwi_wr_is_read(sqe->opcode)) {
 		slot->sink_addr = sqe->sge[0].addr;

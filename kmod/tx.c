@@ -42,7 +42,35 @@ static void kiwi_tx_hdr_untagged(struct kiwi_qp *qp, u8 op, bool last,
 
 /* ---- message senders ---- */
 
-/* Send a SEND* or WRITE message, segmenting at the FPDU size. */
+/*
+ * RFC 7306 Immediate Data (with SE if the WR is solicited): the WR's
+ * 32 bits in the message's 8, a receive WQE at the peer, queue 0.
+ */
+static int kiwi_tx_imm(struct kiwi_qp *qp, struct socket *sock,
+		       struct kiwi_sqe *sqe)
+{
+	struct kiwi_imm *m =
+		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	struct kiwi_src none = { .qp = qp };
+	u8 op = sqe->flags & IB_SEND_SOLICITED ? KIWI_OP_IMM_SE : KIWI_OP_IMM;
+
+	kiwi_tx_hdr_untagged(qp, op, true, KIWI_QN_SEND,
+			     qp->tx.msn[KIWI_QN_SEND]++, 0, 0);
+	kiwi_imm_build(m, sqe->ex);
+	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(op), &none, 0, 0, false);
+}
+
+static bool kiwi_wr_has_imm(u32 opcode)
+{
+	return opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	       opcode == IB_WR_SEND_WITH_IMM;
+}
+
+/*
+ * Send a SEND* or WRITE message, segmenting at the FPDU size; a WR with
+ * immediate data then sends its Immediate Data message right behind it
+ * (a SEND with immediate data is that message alone: no payload).
+ */
 static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 			   struct kiwi_sqe *sqe)
 {
@@ -50,11 +78,15 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 		.qp = qp, .sge = sqe->sge, .num_sge = sqe->num_sge,
 		.kbuf = sqe->inline_data,
 	};
-	bool tagged = sqe->opcode == IB_WR_RDMA_WRITE;
+	bool imm = kiwi_wr_has_imm(sqe->opcode);
+	bool tagged = sqe->opcode == IB_WR_RDMA_WRITE ||
+		      sqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
 	u8 op;
 	u32 hdr_len, seg;
 	int rv;
 
+	if (sqe->opcode == IB_WR_SEND_WITH_IMM)
+		return kiwi_tx_imm(qp, sock, sqe);
 	if (tagged)
 		op = KIWI_OP_WRITE;
 	else if (sqe->opcode == IB_WR_SEND_WITH_INV)
@@ -79,7 +111,7 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 					     kiwi_op(op)->invalidate ?
 					     sqe->ex : 0);
 		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, sqe->sent, len,
-				  !last);
+				  !last || imm);
 		if (rv)
 			return rv;
 		sqe->sent += len;
@@ -87,7 +119,7 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 
 	if (!tagged)
 		qp->tx.msn[KIWI_QN_SEND]++;
-	return 0;
+	return imm ? kiwi_tx_imm(qp, sock, sqe) : 0;
 }
 
 static int kiwi_tx_read_req(struct kiwi_qp *qp, struct socket *sock,

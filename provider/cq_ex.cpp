@@ -76,11 +76,14 @@ uint32_t read_byte_len(ibv_cq_ex *c) noexcept
 	return cq_of(c).ex_cur.byte_len;
 }
 
-// ibv_wc_read_invalidated_rkey() returns this value unconverted.
+// The immediate data in network order; ibv_wc_read_invalidated_rkey()
+// returns this same field unconverted for an invalidated STag.
 __be32 read_imm_data(ibv_cq_ex *c) noexcept
 {
 	const kiwi_ucqe &e = cq_of(c).ex_cur;
 
+	if (e.flags & KIWI_UCQE_F_WITH_IMM)
+		return static_cast<__be32>(htobe32(e.imm_data));
 	return e.flags & KIWI_UCQE_F_WITH_INV ? static_cast<__be32>(e.inv_rkey) : 0;
 }
 

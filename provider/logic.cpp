@@ -150,7 +150,9 @@ int validate_send_chain(ibv_send_wr *wr, const QueueLimits &lim,
 		[](const ibv_send_wr &w) {
 			return (w.send_flags & IBV_SEND_INLINE) != 0;
 		},
-		[](const ibv_send_wr &w) { return validate_send_op(w); });
+		[&lim](const ibv_send_wr &w) {
+			return validate_send_op(w, lim.imm);
+		});
 }
 
 int validate_recv_chain(ibv_recv_wr *wr, const QueueLimits &lim,
@@ -161,18 +163,30 @@ int validate_recv_chain(ibv_recv_wr *wr, const QueueLimits &lim,
 		[](const ibv_recv_wr &) { return 0; });
 }
 
-int validate_send_op(const ibv_send_wr &wr) noexcept
+int validate_send_op(const ibv_send_wr &wr, bool imm) noexcept
 {
+	uint64_t bytes = 0;
+
 	switch (wr.opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_WRITE:
 		return 0;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return imm ? 0 : EOPNOTSUPP;
+	case IBV_WR_SEND_WITH_IMM:
+		if (!imm)
+			return EOPNOTSUPP;
+		if (wr.num_sge < 0 || (wr.num_sge && !wr.sg_list))
+			return EINVAL;
+		for (const ibv_sge &sge : sges(wr.sg_list, wr.num_sge))
+			bytes += sge.length;
+		return bytes ? EINVAL : 0;
 	case IBV_WR_RDMA_READ:
 		// One sink, and nothing to send inline.
 		return wr.num_sge > 1 || (wr.send_flags & IBV_SEND_INLINE) ?
 			       EINVAL : 0;
-	default:	// iWARP has no immediate data and no atomics
+	default:	// atomics (RFC 7306, not implemented), MW, TSO
 		return EOPNOTSUPP;
 	}
 }

@@ -125,6 +125,7 @@ struct QueueLimits {
 	uint32_t depth;		// WQEs the queue can hold
 	uint32_t max_sge;
 	uint32_t max_inline;	// 0 for receive queues
+	bool imm = false;	// send queue: WRs with immediate data allowed
 };
 
 // Every SGE list of a WR as a span; the caller has checked num_sge.
@@ -145,8 +146,10 @@ int validate_sge_list(const ibv_sge *list, int num_sge, uint32_t max_sge,
 int validate_send_chain(ibv_send_wr *wr, const QueueLimits &lim,
 			ibv_send_wr **bad) noexcept;
 // The opcode rules of one send WR: SEND, SEND_WITH_INV, RDMA_WRITE and
-// RDMA_READ (one SGE, not inline) only; EOPNOTSUPP or EINVAL otherwise.
-int validate_send_op(const ibv_send_wr &wr) noexcept;
+// RDMA_READ (one SGE, not inline); with @imm also RDMA_WRITE_WITH_IMM and
+// SEND_WITH_IMM without payload (RFC 7306 has no SEND with immediate
+// data and a payload); EOPNOTSUPP or EINVAL otherwise.
+int validate_send_op(const ibv_send_wr &wr, bool imm = false) noexcept;
 int validate_recv_chain(ibv_recv_wr *wr, const QueueLimits &lim,
 			ibv_recv_wr **bad) noexcept;
 

@@ -248,6 +248,10 @@ void install_cq_ex_ops(ibv_cq_ex &cqx) noexcept;
 inline constexpr uint64_t kSupportedWcFlags = IBV_WC_STANDARD_FLAGS;
 inline constexpr uint64_t kSupportedSendOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
-	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ;
+	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_IMM;
+// The send_ops_flags that need kiwi_uresp_create_qp.flags KIWI_UQP_F_IMM.
+inline constexpr uint64_t kImmSendOps =
+	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_IMM;
 
 } // namespace kiwi

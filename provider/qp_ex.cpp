@@ -64,7 +64,7 @@ void wr_abort(ibv_qp_ex *q) noexcept
 
 // Start a WQE in the next slot; false (batch failed) if there is none.
 bool begin(ibv_qp_ex *q, uint8_t opcode, uint32_t rkey, uint64_t raddr,
-	   uint32_t inv_rkey) noexcept
+	   uint32_t inv_rkey_or_imm) noexcept
 {
 	Qp &qp = qp_of(q);
 	WrBatch &b = qp.batch;
@@ -82,7 +82,7 @@ bool begin(ibv_qp_ex *q, uint8_t opcode, uint32_t rkey, uint64_t raddr,
 	h.flags = uwr_flags(q->wr_flags) & ~KIWI_UWR_F_INLINE;
 	h.rkey = rkey;
 	h.raddr = raddr;
-	h.inv_rkey = inv_rkey;
+	h.inv_rkey = inv_rkey_or_imm;	// one field (kiwi-abi.h)
 	put_sqe_header(qp.sq_prod.slot(b.count++), h);
 	b.open = true;
 	return true;
@@ -118,6 +118,27 @@ void wr_rdma_read(ibv_qp_ex *q, uint32_t rkey, uint64_t raddr) noexcept
 	begin(q, KIWI_UWR_RDMA_READ, rkey, raddr, 0);
 }
 
+// Immediate data (RFC 7306), where the QP may send it; it rides in the
+// header field a SEND_INV uses for its STag (kiwi-abi.h).
+void wr_rdma_write_imm(ibv_qp_ex *q, uint32_t rkey, uint64_t raddr,
+		       __be32 imm_data) noexcept
+{
+	if (!qp_of(q).sq.imm) {
+		fail(qp_of(q), EOPNOTSUPP);
+		return;
+	}
+	begin(q, KIWI_UWR_RDMA_WRITE_IMM, rkey, raddr, be32toh(imm_data));
+}
+
+void wr_send_imm(ibv_qp_ex *q, __be32 imm_data) noexcept
+{
+	if (!qp_of(q).sq.imm) {
+		fail(qp_of(q), EOPNOTSUPP);
+		return;
+	}
+	begin(q, KIWI_UWR_SEND_IMM, 0, 0, be32toh(imm_data));
+}
+
 void set_sge_list(ibv_qp_ex *q, size_t num, const ibv_sge *list) noexcept
 {
 	Qp &qp = qp_of(q);
@@ -130,6 +151,12 @@ void set_sge_list(ibv_qp_ex *q, size_t num, const ibv_sge *list) noexcept
 	    (h.opcode == KIWI_UWR_RDMA_READ && num > 1)) {
 		fail(qp, EINVAL);
 		return;
+	}
+	for (size_t i = 0; h.opcode == KIWI_UWR_SEND_IMM && i < num; i++) {
+		if (list[i].length) {	// no payload: RFC 7306
+			fail(qp, EINVAL);
+			return;
+		}
 	}
 	put_sges(slot, {list, num});
 	h.num_sge = static_cast<uint8_t>(num);
@@ -159,7 +186,7 @@ void set_inline_data_list(ibv_qp_ex *q, size_t num,
 	for (size_t i = 0; i < num; i++)
 		total += bufs[i].length;
 	if (h.opcode == KIWI_UWR_RDMA_READ || total > qp.sq.max_inline ||
-	    (num && !bufs)) {
+	    (num && !bufs) || (h.opcode == KIWI_UWR_SEND_IMM && total)) {
 		fail(qp, EINVAL);
 		return;
 	}
@@ -211,16 +238,6 @@ void no_local_inv(ibv_qp_ex *q, uint32_t) noexcept
 	unsupported(q);
 }
 
-void no_rdma_write_imm(ibv_qp_ex *q, uint32_t, uint64_t, __be32) noexcept
-{
-	unsupported(q);
-}
-
-void no_send_imm(ibv_qp_ex *q, __be32) noexcept
-{
-	unsupported(q);
-}
-
 void no_send_tso(ibv_qp_ex *q, void *, uint16_t, uint16_t) noexcept
 {
 	unsupported(q);
@@ -251,9 +268,9 @@ void install_qp_ex_ops(ibv_qp_ex &q) noexcept
 	q.wr_local_inv = no_local_inv;
 	q.wr_rdma_read = wr_rdma_read;
 	q.wr_rdma_write = wr_rdma_write;
-	q.wr_rdma_write_imm = no_rdma_write_imm;
+	q.wr_rdma_write_imm = wr_rdma_write_imm;
 	q.wr_send = wr_send;
-	q.wr_send_imm = no_send_imm;
+	q.wr_send_imm = wr_send_imm;
 	q.wr_send_inv = wr_send_inv;
 	q.wr_send_tso = no_send_tso;
 	q.wr_set_ud_addr = no_ud_addr;

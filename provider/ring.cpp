@@ -86,7 +86,13 @@ bool uwr_opcode(ibv_wr_opcode op, uint8_t *out) noexcept
 	case IBV_WR_RDMA_READ:
 		*out = KIWI_UWR_RDMA_READ;
 		return true;
-	default:	// immediate data, atomics, MW, LOCAL_INV, TSO
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		*out = KIWI_UWR_RDMA_WRITE_IMM;
+		return true;
+	case IBV_WR_SEND_WITH_IMM:
+		*out = KIWI_UWR_SEND_IMM;
+		return true;
+	default:	// atomics, MW, LOCAL_INV, TSO
 		return false;
 	}
 }
@@ -134,12 +140,16 @@ void encode_send_wr(const ibv_send_wr &wr, std::span<std::byte> slot) noexcept
 	h.wr_id = wr.wr_id;
 	uwr_opcode(wr.opcode, &h.opcode);
 	h.flags = uwr_flags(wr.send_flags);
-	if (wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_READ) {
+	if (wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_READ ||
+	    wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
 		h.rkey = wr.wr.rdma.rkey;
 		h.raddr = wr.wr.rdma.remote_addr;
-	} else if (wr.opcode == IBV_WR_SEND_WITH_INV) {
-		h.inv_rkey = wr.invalidate_rkey;
 	}
+	if (wr.opcode == IBV_WR_SEND_WITH_INV)
+		h.inv_rkey = wr.invalidate_rkey;
+	else if (wr.opcode == IBV_WR_SEND_WITH_IMM ||
+		 wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		h.imm_data = be32toh(wr.imm_data);
 	if (h.flags & KIWI_UWR_F_INLINE) {
 		std::byte *p = sqe_payload(slot).data();
 
@@ -176,7 +186,8 @@ void encode_recv_wr(const ibv_recv_wr &wr, std::span<std::byte> slot) noexcept
 
 unsigned int cqe_wc_flags(const kiwi_ucqe &c) noexcept
 {
-	return c.flags & KIWI_UCQE_F_WITH_INV ? IBV_WC_WITH_INV : 0;
+	return (c.flags & KIWI_UCQE_F_WITH_INV ? IBV_WC_WITH_INV : 0) |
+	       (c.flags & KIWI_UCQE_F_WITH_IMM ? IBV_WC_WITH_IMM : 0);
 }
 
 void cqe_to_wc(const kiwi_ucqe &c, ibv_wc &wc) noexcept
@@ -190,6 +201,8 @@ void cqe_to_wc(const kiwi_ucqe &c, ibv_wc &wc) noexcept
 	wc.wc_flags = cqe_wc_flags(c);
 	if (wc.wc_flags & IBV_WC_WITH_INV)
 		wc.invalidated_rkey = c.inv_rkey;
+	else if (wc.wc_flags & IBV_WC_WITH_IMM)
+		wc.imm_data = htobe32(c.imm_data);
 }
 
 } // namespace kiwi

@@ -426,7 +426,8 @@ int finish_qp(Qp &qp, const ibv_qp_cap &cap, bool has_srq,
 	      const kiwi_uresp_create_qp &drv) noexcept
 {
 	qp.qp_id = drv.qp_id;
-	qp.sq = {drv.num_sqe, cap.max_send_sge, cap.max_inline_data};
+	qp.sq = {drv.num_sqe, cap.max_send_sge, cap.max_inline_data,
+		 (drv.flags & KIWI_UQP_F_IMM) != 0};
 	qp.rq = {has_srq ? 0 : drv.num_rqe, cap.max_recv_sge, 0};
 	if (int err = qp.attach(qp.ibv()->context->cmd_fd, drv)) {
 		ibv_cmd_destroy_qp(qp.ibv());
@@ -471,7 +472,7 @@ ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr) noexcept
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
 		return fail(EINVAL);
 	const bool ex = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	// iWARP (RDMAP v1) has no immediate data and no atomics.
+	// No atomics; immediate data per QP, checked once it exists.
 	if (ex && (attr->send_ops_flags & ~kSupportedSendOps))
 		return fail(EOPNOTSUPP);
 	ibv_qp_init_attr legacy{};
@@ -494,6 +495,12 @@ ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr) noexcept
 			return fail(err);
 		if (int err = finish_qp(*qp, attr->cap, attr->srq, resp.drv()))
 			return fail(err);
+		// Immediate data asked for where the peer is not known to take
+		// it (module parameter rfc7306_imm): refused, not promised.
+		if (ex && (attr->send_ops_flags & kImmSendOps) && !qp->sq.imm) {
+			ibv_cmd_destroy_qp(qp->ibv());
+			return fail(EOPNOTSUPP);
+		}
 		if (ex) {
 			qp->vqp.comp_mask |= VERBS_QP_EX;
 			install_qp_ex_ops(qp->vqp.qp_ex);

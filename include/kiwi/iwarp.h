@@ -115,6 +115,13 @@ enum kiwi_rdmap_op {
 	KIWI_OP_SEND_SE = 5,
 	KIWI_OP_SEND_SE_INV = 6,
 	KIWI_OP_TERMINATE = 7,
+	/*
+	 * RFC 7306 section 4 (its table of RDMAP opcodes): 1000b and 1001b
+	 * stay reserved, 1010b/1011b are the Atomic Request and Response
+	 * (not implemented), 1100b/1101b the Immediate Data messages.
+	 */
+	KIWI_OP_IMM = 12,
+	KIWI_OP_IMM_SE = 13,
 	KIWI_OP_MAX
 };
 
@@ -154,6 +161,18 @@ struct kiwi_read_req {
 	__be32 src_stag;
 	__be64 src_to;
 } __attribute__((packed));
+
+/*
+ * Immediate Data (RFC 7306): an untagged header on queue 0 followed by
+ * exactly 8 bytes.  Verbs immediate data is 32 bits; kiwi sends it as
+ * the low-order half of the 8 bytes read as one big-endian number
+ * (bytes 4-7, the first four zero) and reads it back from there.
+ */
+struct kiwi_imm {
+	__u8 data[8];
+};
+
+#define KIWI_IMM_OFF		4	/* where the 32 verbs bits are */
 
 /* TERMINATE: untagged header followed by this control word. */
 struct kiwi_term {
@@ -264,6 +283,12 @@ static const struct kiwi_op_desc kiwi_op_descs[KIWI_OP_MAX] = {
 	[KIWI_OP_TERMINATE] = { .hdr_len = KIWI_HDR_U +
 					   sizeof(struct kiwi_term),
 				.qn = KIWI_QN_TERMINATE, .single = true },
+	/* Holes (8-11) have hdr_len 0: kiwi_check_ctrl() refuses them. */
+	[KIWI_OP_IMM] = { .hdr_len = KIWI_HDR_U + sizeof(struct kiwi_imm),
+			  .qn = KIWI_QN_SEND, .single = true },
+	[KIWI_OP_IMM_SE] = { .hdr_len = KIWI_HDR_U + sizeof(struct kiwi_imm),
+			     .qn = KIWI_QN_SEND, .single = true,
+			     .solicited = true },
 };
 #undef KIWI_HDR_U
 
@@ -273,7 +298,8 @@ static inline const struct kiwi_op_desc *kiwi_op(__u8 op)
 	return &kiwi_op_descs[op < KIWI_OP_MAX ? op : KIWI_OP_WRITE];
 }
 
-/* Bytes of an opcode's header, MPA length included; 0 if unknown. */
+/* Bytes of an opcode's header, MPA length included; 0 if unknown
+ * (or reserved: the holes in the table). */
 static inline __u32 kiwi_hdr_len(__u8 op)
 {
 	return op < KIWI_OP_MAX ? kiwi_op_descs[op].hdr_len : 0;
@@ -335,7 +361,8 @@ kiwi_check_ctrl(const struct kiwi_ctrl *c)
 		r.ecode = KIWI_RC_INVALID_VERSION;
 		return r;
 	}
-	if (op >= KIWI_OP_MAX || tagged != kiwi_op_tagged(op)) {
+	if (op >= KIWI_OP_MAX || !kiwi_op_descs[op].hdr_len ||
+	    tagged != kiwi_op_tagged(op)) {
 		r.layer = KIWI_TL_RDMAP;
 		r.etype = KIWI_RT_OPERATION;
 		r.ecode = KIWI_RC_UNEXPECTED_OP;

@@ -277,4 +277,35 @@ static inline void kiwi_term_parse(const struct kiwi_term *t,
 	}
 }
 
+/* ---- Immediate Data (RFC 7306) ---- */
+
+/*
+ * Decode an Immediate Data message: the @len bytes after its untagged
+ * DDP header (as the MPA length says) at @p, read only when @len is
+ * exactly sizeof(struct kiwi_imm).  The 32 verbs bits come back in
+ * *@imm in host order.  Anything but 8 bytes is refused: the message
+ * has no place for more, so a longer one is "too long for the buffer"
+ * (DDP untagged, RFC 5041 section 7.2); a shorter one never gets here
+ * (kiwi_check_ctrl() refuses a ULPDU shorter than the header).
+ */
+static inline struct kiwi_verdict
+kiwi_imm_parse(const __u8 *p, __u32 len, __u32 *imm)
+{
+	*imm = 0;
+	if (len != sizeof(struct kiwi_imm))
+		return kiwi_verdict_term(KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+					 KIWI_DC_U_MSG_TOOLONG);
+	*imm = kiwi_get_be32(p + KIWI_IMM_OFF);
+	return (struct kiwi_verdict){ .ok = true };
+}
+
+/* The 8 bytes of an Immediate Data message carrying verbs value @imm. */
+static inline void kiwi_imm_build(struct kiwi_imm *m, __u32 imm)
+{
+	__be32 v = kiwi_cpu32(imm);
+
+	memset(m->data, 0, sizeof(m->data));
+	memcpy(m->data + KIWI_IMM_OFF, &v, sizeof(v));
+}
+
 #endif /* KIWI_RDMAP_H */

@@ -206,13 +206,32 @@ TEST(Encode, SendOpcodeRules)
 	wr.send_flags = IBV_SEND_INLINE;
 	EXPECT_EQ(validate_send_op(wr), EINVAL);
 	wr.send_flags = 0;
-	for (auto bad : {IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM,
-			 IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+	for (auto bad : {IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
 			 IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_TSO}) {
 		wr.opcode = bad;
 		EXPECT_EQ(validate_send_op(wr), EOPNOTSUPP) << bad;
+		EXPECT_EQ(validate_send_op(wr, true), EOPNOTSUPP) << bad;
 		EXPECT_FALSE(uwr_opcode(bad, &op));
 	}
+	// Immediate data: only on a QP that may send it (KIWI_UQP_F_IMM).
+	wr.num_sge = 0;
+	for (auto imm : {IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM}) {
+		wr.opcode = imm;
+		EXPECT_EQ(validate_send_op(wr), EOPNOTSUPP) << imm;
+		EXPECT_EQ(validate_send_op(wr, true), 0) << imm;
+		EXPECT_TRUE(uwr_opcode(imm, &op));
+	}
+	// A SEND with immediate data carries no payload (RFC 7306).
+	ibv_sge sge{.addr = 0x1000, .length = 1, .lkey = 1};
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	EXPECT_EQ(validate_send_op(wr, true), EINVAL);
+	sge.length = 0;
+	EXPECT_EQ(validate_send_op(wr, true), 0);
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	sge.length = 100;
+	EXPECT_EQ(validate_send_op(wr, true), 0);
 	EXPECT_TRUE(uwr_opcode(IBV_WR_SEND, &op));
 	EXPECT_EQ(op, KIWI_UWR_SEND);
 }
@@ -240,6 +259,15 @@ TEST(Encode, CqeToWc)
 	EXPECT_EQ(wc.wc_flags, unsigned(IBV_WC_WITH_INV));
 	EXPECT_EQ(wc.invalidated_rkey, 0xfeedu);
 	EXPECT_EQ(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	// Immediate data: host order in the ring, network order in the wc.
+	c.flags = KIWI_UCQE_F_WITH_IMM;
+	c.imm_data = 0x11223344;
+	c.status = IBV_WC_SUCCESS;
+	c.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+	cqe_to_wc(c, wc);
+	EXPECT_EQ(wc.wc_flags, unsigned(IBV_WC_WITH_IMM));
+	EXPECT_EQ(wc.imm_data, htobe32(0x11223344));
+	EXPECT_EQ(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
 }
 
 // The cq_ex function table over a ring the test fills like the kernel.

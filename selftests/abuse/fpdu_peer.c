@@ -23,7 +23,8 @@
  * and one malformed or hostile message per mode, each answered as RFC
  * 5040/5041/5044 say (see scenarios[] for the TERMINATE due): bad_crc,
  * ulpdu_0, ulpdu_1, ulpdu_max, ddp_version, rdmap_version, bad_opcode,
- * tagged_send, stag_unknown, to_wrap, one_past_end (a WRITE ending
+ * imm_nobuf and imm_long (RFC 7306 Immediate Data with no receive
+ * posted, and 4 bytes too long), tagged_send, stag_unknown, to_wrap, one_past_end (a WRITE ending
  * exactly at the region's end is fine, one byte more is not), qn_bad,
  * msn_bad, mo_bad, read_huge, read_msn, read_sink_wrap (a sink range
  * past 2^64), read_long (4 bytes more than a READ Request), term_bogus
@@ -512,14 +513,31 @@ static void s_rdmap_version(void)
 	send_fpdu(&h, sizeof(h), NULL, 0);
 }
 
+/* 1111b: reserved in RFC 5040 and RFC 7306 alike. */
 static void s_bad_opcode(void)
 {
 	struct kiwi_hdr_untagged h =
-		untagged(kiwi_ddp_rdmap(KIWI_OP_SEND, true) + 0xc - KIWI_OP_SEND,
+		untagged(kiwi_ddp_rdmap(KIWI_OP_SEND, true) + 0xf - KIWI_OP_SEND,
 			 KIWI_QN_SEND, 1, 0);
 
 	send_fpdu(&h, sizeof(h), NULL, 0);
 }
+
+/*
+ * RFC 7306 Immediate Data: 8 bytes on queue 0, each taking a receive
+ * WQE.  The victim posts none; and one 4 bytes longer than 8.
+ */
+static void send_imm(uint32_t extra)
+{
+	uint8_t body[8 + 4] = { 0, 0, 0, 0, 0xca, 0xfe, 0xf0, 0x0d };
+	struct kiwi_hdr_untagged h =
+		untagged(kiwi_ddp_rdmap(KIWI_OP_IMM, true), KIWI_QN_SEND, 1, 0);
+
+	send_fpdu(&h, sizeof(h), body, 8 + extra);
+}
+
+static void s_imm_nobuf(void) { send_imm(0); }
+static void s_imm_long(void) { send_imm(4); }
 
 /* A SEND that claims to be tagged. */
 static void s_tagged_send(void)
@@ -644,6 +662,10 @@ static const struct scenario scenarios[] = {
 	  TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION, KIWI_RC_INVALID_VERSION) },
 	{ "bad_opcode", s_bad_opcode,
 	  TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION, KIWI_RC_UNEXPECTED_OP) },
+	{ "imm_nobuf", s_imm_nobuf,
+	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_MSN_NOBUF) },
+	{ "imm_long", s_imm_long,
+	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_MSG_TOOLONG) },
 	{ "tagged_send", s_tagged_send,
 	  TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION, KIWI_RC_UNEXPECTED_OP) },
 	{ "stag_unknown", s_stag_unknown,

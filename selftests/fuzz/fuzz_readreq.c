@@ -21,6 +21,12 @@
  * exactly its header's length.  The decoded fields re-encode to the
  * input bytes; a refusal names one of the three TERMINATEs rx.c sends
  * for it, and kiwi_term_ctrl() encodes it so that it reads back.
+ *
+ * The same input also goes through kiwi_imm_parse(), the body check of
+ * RFC 7306 Immediate Data (mode 0: as the body; mode 1: for each
+ * Immediate Data header the framer completes): accepted exactly when it
+ * is 8 bytes, the value from its last four, else the one TERMINATE
+ * (DDP untagged, message too long), and never a read past the body.
  */
 #include "fuzz.h"
 
@@ -114,6 +120,22 @@ static void check(const uint8_t *p, uint32_t len, uint32_t max)
 	}
 }
 
+/* An Immediate Data body: @p holds 8 bytes whenever @len is 8. */
+static void check_imm(const uint8_t *p, uint32_t len)
+{
+	uint32_t imm;
+	struct kiwi_verdict v = kiwi_imm_parse(p, len, &imm);
+
+	FUZZ_ASSERT(v.ok == (len == sizeof(struct kiwi_imm)));
+	if (v.ok) {
+		FUZZ_ASSERT(imm == (uint32_t)be(p + 4, 4));
+		return;
+	}
+	FUZZ_ASSERT(imm == 0);
+	FUZZ_ASSERT(v.layer == KIWI_TL_DDP && v.etype == KIWI_DT_UNTAGGED &&
+		    v.ecode == KIWI_DC_U_MSG_TOOLONG);
+}
+
 /* Frame @s until a READ Request's header is in; check it as rx.c does. */
 static void stream(const uint8_t *s, uint32_t len, uint32_t max)
 {
@@ -129,8 +151,12 @@ static void stream(const uint8_t *s, uint32_t len, uint32_t max)
 		if (fr.phase != KIWI_FR_DATA)
 			memcpy(kiwi_fr_buf(&fr), s + off, n);
 		off += n;
-		if (kiwi_fr_advance(&fr, n) != KIWI_FR_HDR_DONE ||
-		    fr.op != KIWI_OP_READ_REQ)
+		if (kiwi_fr_advance(&fr, n) != KIWI_FR_HDR_DONE)
+			continue;
+		if (fr.op == KIWI_OP_IMM || fr.op == KIWI_OP_IMM_SE)
+			check_imm(fr.hdr.raw + sizeof(struct kiwi_hdr_untagged),
+				  sizeof(struct kiwi_imm) + fr.data_rem);
+		if (fr.op != KIWI_OP_READ_REQ)
 			continue;
 		check(fr.hdr.raw + sizeof(struct kiwi_hdr_untagged),
 		      sizeof(struct kiwi_read_req) + fr.data_rem, max);
@@ -154,6 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(body);
 	memcpy(body, data + 1, len);
 	check(body, len, max);
+	check_imm(body, len);
 	free(body);
 	return 0;
 }

@@ -448,6 +448,7 @@ case_peer_scenarios() {
 		  ddp_version:terminate_sent_ddp \
 		  rdmap_version:terminate_sent_rdmap \
 		  bad_opcode:terminate_sent_rdmap \
+		  imm_nobuf:terminate_sent_ddp imm_long:terminate_sent_ddp \
 		  tagged_send:terminate_sent_rdmap \
 		  stag_unknown:terminate_sent_ddp to_wrap:terminate_sent_ddp \
 		  one_past_end:terminate_sent_ddp qn_bad:terminate_sent_ddp \

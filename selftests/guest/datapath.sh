@@ -12,6 +12,8 @@
 #   - perftest bandwidth and latency tools over rdma_cm (-R),
 #   - the mapped rings with extended verbs (ibv_wr_*, cq_ex) and a send
 #     WQE garbled in the mapped ring (build/selftests/ring_conn),
+#   - RFC 7306 immediate data: WRITE and SEND with immediate data, their
+#     solicited variants, one with no receive posted (build/selftests/imm_conn),
 #   - error paths: a connection to a port nobody listens on is refused,
 #   - a connect whose rdma_cm port a plain TCP socket holds (cmport.py),
 #   - the negotiated CRC and large-FPDU mode in "rdma res show qp -dd",
@@ -20,7 +22,8 @@
 # Output is TAP 13 with the plan line last; exit status 0 only if all pass.
 #
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
-# KIWI_DP_MTU (1500).
+# KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
+# imm, ring, rping, perf).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -112,6 +115,44 @@ ring_conn_test() {
 	diag "$TMPD/cli" "$TMPD/srv"
 }
 
+# imm_conn: RFC 7306 immediate data between kiwi0 and kiwi1 with the
+# module parameter rfc7306_imm on (the peer is known to take it); the
+# Immediate Data message that finds no receive must draw the TERMINATE
+# for a missing buffer (DDP layer 1, untagged type 2, code 2) on op 12.
+# Then, with rfc7306_imm off, WRs with immediate data fail locally.
+imm_conn_test() {
+	local bin=$GUEST_DIR/../../build/selftests/imm_conn rc src spid
+	local p=/sys/module/kiwi/parameters/rfc7306_imm
+	if [ ! -x "$bin" ]; then
+		notok "imm_conn: $bin not built"
+		return
+	fi
+	echo Y >$p
+	B timeout 120 "$bin" -s $SRV 7177 >"$TMPD/srv" 2>&1 &
+	spid=$!
+	wait_port $SRV 7177
+	A timeout 100 "$bin" -c $SRV 7177 >"$TMPD/cli" 2>&1
+	rc=$?
+	wait $spid
+	src=$?
+	echo N >$p
+	pair_verdict "imm_conn: WRITE/SEND with immediate data, solicited, 20 in order, zero-length" \
+		$rc $src
+	diag "$TMPD/cli" "$TMPD/srv"
+	if dmesg | grep -q "terminating stream: op 12 layer 1 type 2 code 0x02"; then
+		ok "imm_conn: Immediate Data with no receive -> TERMINATE (DDP untagged, no buffer)"
+	else
+		notok "imm_conn: Immediate Data with no receive -> TERMINATE (DDP untagged, no buffer)"
+		dmesg | grep "terminating stream" | diag
+	fi
+	if A timeout 30 "$bin" -x >"$TMPD/cli" 2>&1; then
+		ok "imm_conn: rfc7306_imm off -> immediate data refused locally (EOPNOTSUPP)"
+	else
+		notok "imm_conn: rfc7306_imm off -> immediate data refused locally (EOPNOTSUPP)"
+	fi
+	diag "$TMPD/cli"
+}
+
 # The pyverbs rdmacm tests that cannot apply to iWARP, with the reason.
 PYV_SKIPS=(
 	"test_rdmacm.CMTestCase.test_rdmacm_async_udp_traffic=RDMA_PS_UDP needs UD QPs; iWARP is RC only"
@@ -146,6 +187,24 @@ pyverbs_rdmacm() {
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 
+# KIWI_DP_ONLY: a comma list of tests to run alone, for short guest runs.
+if [ -n "${KIWI_DP_ONLY:-}" ]; then
+	for t in ${KIWI_DP_ONLY//,/ }; do
+		case $t in
+		imm) imm_conn_test ;;
+		ring) ring_conn_test ;;
+		rping) rping_test kiwi $SRV 4096 "$COUNT" ;;
+		perf)
+			for p in ib_write_bw ib_send_bw ib_read_bw; do
+				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
+			done ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, ring, rping, perf)" ;;
+		esac
+	done
+	tap_end
+	exit
+fi
+
 for size in 64 4096 65535; do
 	rping_test kiwi $SRV $size "$COUNT"
 done
@@ -157,6 +216,7 @@ for t in ib_write_lat ib_read_lat ib_send_lat; do
 	perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $t -s 8
 done
 ring_conn_test
+imm_conn_test
 refused_test
 busy_port_test
 res_attr_test

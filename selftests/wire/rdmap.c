@@ -247,4 +247,99 @@ TEST(term_have_short)
 	EXPECT_EQ(ti.why, KIWI_TW_OK);
 }
 
+/* RFC 7306 Immediate Data: 8 bytes, the verbs value in the last four. */
+TEST(imm_decode)
+{
+	const __u8 m[8] = { 0, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef };
+	struct kiwi_imm b;
+	struct kiwi_verdict v;
+	__u32 imm;
+
+	v = kiwi_imm_parse(m, sizeof(m), &imm);
+	EXPECT_TRUE(v.ok);
+	EXPECT_EQ(imm, 0xdeadbeef);
+	kiwi_imm_build(&b, 0x01020304);
+	EXPECT_EQ(b.data[0] | b.data[1] | b.data[2] | b.data[3], 0);
+	EXPECT_EQ(b.data[4], 0x01);
+	EXPECT_EQ(b.data[7], 0x04);
+	v = kiwi_imm_parse(b.data, sizeof(b), &imm);
+	EXPECT_TRUE(v.ok);
+	EXPECT_EQ(imm, 0x01020304);
+}
+
+/* Any length but 8 is a TERMINATE: DDP untagged, message too long. */
+TEST(imm_length)
+{
+	__u8 buf[16] = { 0 };
+	struct kiwi_verdict v;
+	__u32 len, imm;
+
+	for (len = 0; len < sizeof(buf); len++) {
+		v = kiwi_imm_parse(buf, len, &imm);
+		EXPECT_EQ(v.ok, len == 8);
+		if (len != 8) {
+			EXPECT_EQ(v.layer, KIWI_TL_DDP);
+			EXPECT_EQ(v.etype, KIWI_DT_UNTAGGED);
+			EXPECT_EQ(v.ecode, KIWI_DC_U_MSG_TOOLONG);
+		}
+	}
+	/* A claimed length far beyond the buffer is not read. */
+	v = kiwi_imm_parse(buf, 0xffffffff, &imm);
+	EXPECT_FALSE(v.ok);
+}
+
+static struct kiwi_ctrl_check ctrl(__u8 op, bool tagged, bool last,
+				   __u16 ulpdu)
+{
+	struct kiwi_ctrl c;
+	__u16 w = (tagged ? KIWI_DDP_TAGGED : 0) | (last ? KIWI_DDP_LAST : 0) |
+		  KIWI_DDP_VERSION << KIWI_DDP_VER_SHIFT |
+		  KIWI_RDMAP_VERSION << KIWI_RDMAP_VER_SHIFT | op;
+
+	c.mpa_len = kiwi_cpu16(ulpdu);
+	c.ddp_rdmap = kiwi_cpu16(w);
+	return kiwi_check_ctrl(&c);
+}
+
+/* The opcode table: 1100b and 1101b known, the other RFC 7306 codes not. */
+TEST(imm_ctrl)
+{
+	struct kiwi_ctrl_check r;
+	__u8 op;
+
+	EXPECT_EQ(kiwi_hdr_len(KIWI_OP_IMM), 20 + 8);
+	EXPECT_EQ(kiwi_hdr_len(KIWI_OP_IMM_SE), 20 + 8);
+	EXPECT_EQ(kiwi_op(KIWI_OP_IMM)->qn, KIWI_QN_SEND);
+	EXPECT_FALSE(kiwi_op(KIWI_OP_IMM)->solicited);
+	EXPECT_TRUE(kiwi_op(KIWI_OP_IMM_SE)->solicited);
+	EXPECT_EQ(kiwi_ddp_rdmap(KIWI_OP_IMM_SE, true), 0x414d);
+	r = ctrl(KIWI_OP_IMM, false, true, 26);
+	EXPECT_TRUE(r.ok);
+	EXPECT_EQ(r.hdr_len, 28);
+	r = ctrl(KIWI_OP_IMM_SE, false, true, 26);
+	EXPECT_TRUE(r.ok);
+	/* Too short for its 8 bytes: catastrophic. */
+	r = ctrl(KIWI_OP_IMM, false, true, 25);
+	EXPECT_FALSE(r.ok);
+	EXPECT_EQ(r.layer, KIWI_TL_DDP);
+	EXPECT_EQ(r.etype, KIWI_DT_CATASTROPHIC);
+	/* One segment only: L must be set. */
+	r = ctrl(KIWI_OP_IMM, false, false, 26);
+	EXPECT_FALSE(r.ok);
+	EXPECT_EQ(r.ecode, KIWI_DC_U_INVALID_MO);
+	/* Untagged only. */
+	r = ctrl(KIWI_OP_IMM, true, true, 26);
+	EXPECT_FALSE(r.ok);
+	EXPECT_EQ(r.ecode, KIWI_RC_UNEXPECTED_OP);
+	/* Reserved and unimplemented (atomics) opcodes stay refused. */
+	for (op = 8; op < 16; op++) {
+		if (op == KIWI_OP_IMM || op == KIWI_OP_IMM_SE)
+			continue;
+		r = ctrl(op, false, true, 60);
+		EXPECT_FALSE(r.ok);
+		EXPECT_EQ(r.layer, KIWI_TL_RDMAP);
+		EXPECT_EQ(r.ecode, KIWI_RC_UNEXPECTED_OP);
+	}
+}
+
 KT_MAIN()

@@ -125,6 +125,15 @@ enum kiwi_uwr_opcode {
 	KIWI_UWR_SEND_INV = 1,
 	KIWI_UWR_RDMA_WRITE = 2,
 	KIWI_UWR_RDMA_READ = 3,	/* exactly one (sink) SGE, no inline */
+	/*
+	 * RFC 7306 immediate data (imm_data), only on a QP whose create
+	 * response has KIWI_UQP_F_IMM: a WRITE followed by an Immediate
+	 * Data message; SEND_IMM has no payload (length 0): the Immediate
+	 * Data message alone.  Added in ABI 2 without a bump: an older
+	 * kernel never sets KIWI_UQP_F_IMM, so a provider never posts them.
+	 */
+	KIWI_UWR_RDMA_WRITE_IMM = 4,
+	KIWI_UWR_SEND_IMM = 5,
 	KIWI_UWR_NUM_OPCODES
 };
 
@@ -150,7 +159,10 @@ struct kiwi_usqe {
 	__u8 rsvd;
 	__u32 length;		/* inline data bytes; ignored otherwise */
 	__u32 rkey;		/* RDMA WRITE/READ: remote STag */
-	__u32 inv_rkey;		/* SEND_INV: STag the peer invalidates */
+	union {
+		__u32 inv_rkey;	/* SEND_INV: STag the peer invalidates */
+		__u32 imm_data;	/* *_IMM: immediate data, host order */
+	};
 	__aligned_u64 raddr;	/* RDMA WRITE/READ: remote tagged offset */
 };
 
@@ -167,6 +179,7 @@ struct kiwi_urqe {
 /* kiwi_ucqe.flags */
 enum {
 	KIWI_UCQE_F_WITH_INV = 1 << 0,	/* inv_rkey is valid */
+	KIWI_UCQE_F_WITH_IMM = 1 << 1,	/* imm_data is valid */
 };
 
 /* Completion queue slot (stride sizeof(struct kiwi_ucqe)). */
@@ -174,7 +187,10 @@ struct kiwi_ucqe {
 	__aligned_u64 wr_id;
 	__u32 qp_num;
 	__u32 byte_len;
-	__u32 inv_rkey;		/* with KIWI_UCQE_F_WITH_INV */
+	union {
+		__u32 inv_rkey;	/* with KIWI_UCQE_F_WITH_INV */
+		__u32 imm_data;	/* with KIWI_UCQE_F_WITH_IMM, host order */
+	};
 	__u8 opcode;		/* enum ib_uverbs_wc_opcode */
 	__u8 status;		/* enum ib_wc_status (= enum ibv_wc_status) */
 	__u8 flags;		/* KIWI_UCQE_F_* */
@@ -210,11 +226,18 @@ struct kiwi_uresp_create_qp {
 	__u32 num_rqe;		/* receive queue slots (0 with SRQ) */
 	__u32 sq_stride;	/* bytes per send queue slot */
 	__u32 rq_stride;	/* bytes per receive queue slot (0 with SRQ) */
-	__u32 reserved;
+	__u32 flags;		/* KIWI_UQP_F_*; 0 from kernels before them */
 	__aligned_u64 sq_mmap_offset;
 	__aligned_u64 sq_mmap_len;
 	__aligned_u64 rq_mmap_offset;	/* 0 with SRQ */
 	__aligned_u64 rq_mmap_len;	/* 0 with SRQ */
+};
+
+/* kiwi_uresp_create_qp.flags */
+enum {
+	/* WRs with immediate data may be posted (module parameter
+	 * rfc7306_imm was set when the QP was created). */
+	KIWI_UQP_F_IMM = 1 << 0,
 };
 
 /* Response to ibv_create_srq(). */

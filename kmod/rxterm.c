@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kiwi: the receive path's handling of a peer's TERMINATE (RFC 5040
+ * section 4.8) -- its bytes kept for kiwi_term_parse() as they arrive,
+ * then the verdict logged and the QP failed.  rx.c drives both; they
+ * live here to keep rx.c to the state machine.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/skbuff.h>
+
+#include "kiwi.h"
+#include "trace.h"
+
+/*
+ * The bytes after a TERMINATE's control word: the first
+ * KIWI_TERM_MAX_REST, all a well-formed one has, are kept for
+ * kiwi_term_parse(); any excess only goes through the CRC.
+ */
+void kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+			u32 len)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	u8 buf[64];
+
+	while (len) {
+		u32 n = min_t(u32, len, sizeof(buf));
+		u32 keep = min_t(u32, n, sizeof(rx->term_rest) - rx->term_have);
+
+		skb_copy_bits(skb, off, buf, n);
+		if (qp->crc)
+			rx->crc = kiwi_crc32c(rx->crc, buf, n);
+		memcpy(rx->term_rest + rx->term_have, buf, keep);
+		rx->term_have += keep;
+		off += n;
+		len -= n;
+	}
+}
+
+static const char *const kiwi_term_whys[] = {
+	[KIWI_TW_OK] = "ok",
+	[KIWI_TW_LAYER] = "unknown layer",
+	[KIWI_TW_ETYPE] = "unknown error type",
+	[KIWI_TW_RSVD] = "reserved bits set",
+	[KIWI_TW_M_NO_D] = "M bit without D bit",
+	[KIWI_TW_SHORT] = "shorter than its D/R bits say",
+	[KIWI_TW_LONG] = "longer than its D/R bits say",
+	[KIWI_TW_SEGLEN] = "DDP segment length below the copied headers",
+};
+
+/*
+ * The peer terminated.  Whatever its TERMINATE says, the stream ends and
+ * nothing is sent back (RFC 5040 section 7.2), so a malformed one is
+ * only logged, on a line of its own after the usual one.
+ */
+void kiwi_rx_terminate_done(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_term *t = (void *)(rx->fr.hdr.raw +
+				       sizeof(struct kiwi_hdr_untagged));
+	struct kiwi_term_info ti;
+
+	kiwi_term_parse(t, rx->term_rest, rx->term_have, rx->term_len, &ti);
+	pr_info_ratelimited("QP %u: peer TERMINATE layer %u type %u code 0x%02x\n",
+			    qp->ibqp.qp_num, ti.layer, ti.etype, ti.ecode);
+	if (ti.why)
+		pr_info_ratelimited("QP %u: peer TERMINATE malformed: %s (control %08x, %u bytes after it)\n",
+				    qp->ibqp.qp_num,
+				    ti.why < ARRAY_SIZE(kiwi_term_whys) ?
+				    kiwi_term_whys[ti.why] : "?",
+				    ti.ctrl, rx->term_len);
+	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
+			     false, ti.ctrl);
+	rx->dead = true;
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TERM_RX, 1);
+	kiwi_qp_peer_terminated(qp, ti.ctrl);
+}
