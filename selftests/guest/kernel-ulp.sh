@@ -87,6 +87,44 @@ else
 	diag "$TMPD/tc"
 fi
 
+# Recovery.  A controller reset in the middle of fio's I/O (4 jobs, 16
+# deep, on as many queues as the host made): the I/O is requeued across
+# the reset and every block still verifies.
+nvme_reset_under_io() {
+	local c fp
+	c=$(nvme_ctrl)
+	( sleep 3; echo 1 >"$c/reset_controller" ) &
+	fp=$!
+	nvme_fio "nvme-rdma: controller reset during fio (4 jobs x 16 deep, $(cat "$c/queue_count" 2>/dev/null || echo "?") queues): every block verified" \
+		--rw=randwrite --bsrange=4k-64k --iodepth=16 --numjobs=4 \
+		--size=8M --offset_increment=16M --group_reporting
+	wait $fp
+	if nvme_wait_live 30; then
+		ok "nvme-rdma: controller live again after the reset"
+	else
+		notok "nvme-rdma: controller live again after the reset (state $(cat "$c/state" 2>/dev/null))"
+		nvme_klog 30
+	fi
+}
+
+# The target's port goes away and comes back: the host loses its queues,
+# reconnects (every second, for up to a minute) and its I/O verifies.
+nvme_port_bounce() {
+	local p=$NVME_CFS/ports/1/subsystems/$NVME_NQN
+	if rm "$p" && sleep 3 && ln -s "$NVME_CFS/subsystems/$NVME_NQN" "$p" &&
+	   nvme_wait_live 60; then
+		ok "nvme-rdma: target port removed for 3 s and re-added: the host reconnected"
+		nvme_fio "nvme-rdma: fio after the reconnect, every block verified" \
+			--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=8M
+	else
+		notok "nvme-rdma: target port removed and re-added: the host reconnected"
+		nvme_klog 30
+	fi
+}
+
+nvme_reset_under_io
+nvme_port_bounce
+
 # A kernel consumer's QP cannot be bound to a connection by a process:
 # qpsteal answers a connect request with rdma_accept() naming the QP
 # number of one of NVMe's QPs.

@@ -365,7 +365,9 @@ nvme_host_dev() {
 # device (within 30 s) or empty.  Errors in $TMPD/conn.
 nvme_connect() {
 	NVME_DEV=
-	echo "transport=rdma,traddr=$NVME_ADDR,trsvcid=4420,nqn=$NVME_NQN" \
+	# Reconnect within a second, give up after a minute (the defaults
+	# are 10 s and 10 min): the recovery tests wait for it.
+	echo "transport=rdma,traddr=$NVME_ADDR,trsvcid=4420,nqn=$NVME_NQN,reconnect_delay=1,ctrl_loss_tmo=60" \
 		>/dev/nvme-fabrics 2>"$TMPD/conn" || return 1
 	for _ in $(seq 1 60); do
 		NVME_DEV=$(nvme_host_dev)
@@ -373,6 +375,25 @@ nvme_connect() {
 		sleep 0.5
 	done
 	NVME_DEV=
+	return 1
+}
+
+# nvme_ctrl: the sysfs directory of the host's controller of our
+# subsystem (empty if none).
+nvme_ctrl() {
+	local f
+	f=$(grep -ls "^$NVME_NQN\$" /sys/class/nvme/nvme*/subsysnqn | head -1)
+	[ -z "$f" ] || dirname "$f"
+}
+
+# nvme_wait_live SECS: the controller is "live" again within SECS.
+nvme_wait_live() {
+	local c i
+	for i in $(seq 1 $(($1 * 2))); do
+		c=$(nvme_ctrl)
+		[ -n "$c" ] && [ "$(cat "$c/state" 2>/dev/null)" = live ] && return 0
+		sleep 0.5
+	done
 	return 1
 }
 
