@@ -62,18 +62,6 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Next CM event of @ch within the time limit, or NULL. */
-static struct rdma_cm_event *cm_event(struct rdma_event_channel *ch,
-				      int ms)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-
-	if (poll(&pfd, 1, ms) != 1 || rdma_get_cm_event(ch, &ev))
-		return NULL;
-	return ev;
-}
-
 /* Drain async events for up to @ms; true if the QP got a fatal one. */
 static bool async_fatal(struct ibv_context *ctx, int ms)
 {
@@ -125,7 +113,7 @@ static int listen_only(struct rdma_event_channel *ch, int secs)
 		struct ibv_qp_init_attr qa = { 0 };
 		struct rdma_cm_id *id;
 
-		ev = cm_event(ch, 200);
+		ev = abuse_cm_poll(ch, 200);
 		if (!ev)
 			continue;
 		id = ev->id;
@@ -195,7 +183,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (listen_s)
 		return listen_only(ch, listen_s);
-	ev = cm_event(ch, timeout_s * 1000);
+	ev = abuse_cm_poll(ch, timeout_s * 1000);
 	if (!ev || ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
 		printf("victim: no connect request\n");
 		return 1;
@@ -231,7 +219,7 @@ int main(int argc, char **argv)
 		perror("victim: accept");
 		return 1;
 	}
-	ev = cm_event(ch, timeout_s * 1000);
+	ev = abuse_cm_poll(ch, timeout_s * 1000);
 	if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
 		printf("victim: not established (%s)\n",
 		       ev ? rdma_event_str(ev->event) : "timeout");
@@ -257,7 +245,7 @@ int main(int argc, char **argv)
 	}
 
 	/* The peer is hostile: the connection must fail or end. */
-	ev = cm_event(ch, timeout_s * 1000);
+	ev = abuse_cm_poll(ch, timeout_s * 1000);
 	printf("# cm event: %s\n", ev ? rdma_event_str(ev->event) : "none");
 	if (!ev || ev->event != RDMA_CM_EVENT_DISCONNECTED)
 		ok = 0;

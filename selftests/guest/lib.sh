@@ -413,14 +413,14 @@ nvme_disconnect() {
 # nvme_klog: the kernel log's last lines as TAP diagnostics.
 nvme_klog() { dmesg | grep -v kiwi-initramfs | tail -"${1:-40}" | diag; }
 
-# nvme_fio LABEL ARGS...: a fio job on NVME_DEV (O_DIRECT, libaio) that
-# checks every block it writes (crc32c, the first mismatch fatal) and
-# must exit 0; ARGS give the pattern and the bounds.  The result line
-# shows the blocks written and read back ("issued rwts").
-nvme_fio() {
-	local label=$1 rc=0
-	shift
-	timeout 300 fio --name=kiwi --filename="/dev/$NVME_DEV" --direct=1 \
+# fio_verify LABEL FILE ARGS...: a fio job on FILE (O_DIRECT, libaio)
+# that checks every block it writes (crc32c, the first mismatch fatal)
+# and must exit 0; ARGS give the pattern and the bounds.  The result
+# line shows the blocks written and read back ("issued rwts").
+fio_verify() {
+	local label=$1 file=$2 rc=0
+	shift 2
+	timeout 300 fio --name=kiwi --filename="$file" --direct=1 \
 		--ioengine=libaio --verify=crc32c --do_verify=1 \
 		--verify_fatal=1 --output="$TMPD/fio" "$@" >"$TMPD/fio.err" 2>&1 ||
 		rc=$?
@@ -432,6 +432,13 @@ nvme_fio() {
 		tail -n 20 "$TMPD/fio" "$TMPD/fio.err" | diag
 		nvme_klog 20
 	fi
+}
+
+# nvme_fio LABEL ARGS...: fio_verify on NVME_DEV.
+nvme_fio() {
+	local label=$1
+	shift
+	fio_verify "$label" "/dev/$NVME_DEV" "$@"
 }
 
 # nvme_no_recovery LABEL: the NVMe host never started error recovery

@@ -80,33 +80,14 @@ nfs_version() {
 		nvme_klog 20
 	fi
 
-	NVME_DEV=
-	nfs_fio "NFS $v: fio O_DIRECT random 4 KiB writes, every block verified" \
+	fio_verify "NFS $v: fio O_DIRECT random 4 KiB writes, every block verified" \
 		"$MNT/fio4k$v" --rw=randwrite --bs=4k --size=8M --iodepth=8
-	nfs_fio "NFS $v: fio O_DIRECT sequential 1 MiB writes, every block verified" \
+	fio_verify "NFS $v: fio O_DIRECT sequential 1 MiB writes, every block verified" \
 		"$MNT/fio1m$v" --rw=write --bs=1M --size=32M --iodepth=4
 	if umount $MNT; then
 		ok "NFS $v: unmounted"
 	else
 		notok "NFS $v: unmounted"
-	fi
-}
-
-# nfs_fio LABEL FILE ARGS...: as lib.sh's nvme_fio, on a file.
-nfs_fio() {
-	local label=$1 file=$2 rc=0
-	shift 2
-	timeout 300 fio --name=kiwi --filename="$file" --direct=1 \
-		--ioengine=libaio --verify=crc32c --do_verify=1 \
-		--verify_fatal=1 --output="$TMPD/fio" "$@" >"$TMPD/fio.err" 2>&1 ||
-		rc=$?
-	if [ $rc -eq 0 ] && ! grep -qi 'verify.*fail\|bad.*checksum\|err= *[1-9]' \
-		"$TMPD/fio" "$TMPD/fio.err"; then
-		ok "$label ($(awk -F'[=,]' '/issued rwts/ { printf "%s blocks written, %s read back and checked", $3, $2 }' "$TMPD/fio"))"
-	else
-		notok "$label (fio exit $rc)"
-		tail -n 20 "$TMPD/fio" "$TMPD/fio.err" | diag
-		nvme_klog 20
 	fi
 }
 
