@@ -72,6 +72,7 @@ run() {
 	if [ $rc -ne 0 ] || ! awk -v v="${v:-0}" 'BEGIN { exit !(v > 0 && v != "inf") }' ||
 	   grep -q 'Correlation coefficient' "$TMPD/c"; then
 		v=err
+		echo "# $1: client exit $rc: $(tail -n 2 "$TMPD/c" | tr '\n' ' ')" >&2
 	fi
 	echo "$v"
 }
