@@ -97,21 +97,29 @@ res_attr_test() {
 # ring_conn: ibv_wr_* / cq_ex on a connected pair, then a WQE garbled in
 # the mapped send ring must fail cleanly (no kernel warning: the guest
 # harness checks dmesg).
+# verbs_pair BIN PORT: BIN's server (-s) in kwb and, once it listens,
+# its client (-c) in kwa; outputs in $TMPD/srv and $TMPD/cli, exit
+# statuses in PAIR_SRC and PAIR_RC.
+verbs_pair() {
+	local spid
+	B timeout 120 "$1" -s $SRV "$2" >"$TMPD/srv" 2>&1 &
+	spid=$!
+	wait_port $SRV "$2"
+	A timeout 100 "$1" -c $SRV "$2" >"$TMPD/cli" 2>&1
+	PAIR_RC=$?
+	wait $spid
+	PAIR_SRC=$?
+}
+
 ring_conn_test() {
-	local bin=$GUEST_DIR/../../build/selftests/ring_conn rc src spid
+	local bin=$GUEST_DIR/../../build/selftests/ring_conn
 	if [ ! -x "$bin" ]; then
 		notok "ring_conn: $bin not built"
 		return
 	fi
-	B timeout 120 "$bin" -s $SRV 7175 >"$TMPD/srv" 2>&1 &
-	spid=$!
-	wait_port $SRV 7175
-	A timeout 100 "$bin" -c $SRV 7175 >"$TMPD/cli" 2>&1
-	rc=$?
-	wait $spid
-	src=$?
+	verbs_pair "$bin" 7175
 	pair_verdict "ring_conn: ibv_wr_* + cq_ex, garbled WQE -> LOC_QP_OP_ERR" \
-		$rc $src
+		$PAIR_RC $PAIR_SRC
 	diag "$TMPD/cli" "$TMPD/srv"
 }
 
@@ -121,23 +129,17 @@ ring_conn_test() {
 # for a missing buffer (DDP layer 1, untagged type 2, code 2) on op 12.
 # Then, with rfc7306_imm off, WRs with immediate data fail locally.
 imm_conn_test() {
-	local bin=$GUEST_DIR/../../build/selftests/imm_conn rc src spid
+	local bin=$GUEST_DIR/../../build/selftests/imm_conn
 	local p=/sys/module/kiwi/parameters/rfc7306_imm
 	if [ ! -x "$bin" ]; then
 		notok "imm_conn: $bin not built"
 		return
 	fi
 	echo Y >$p
-	B timeout 120 "$bin" -s $SRV 7177 >"$TMPD/srv" 2>&1 &
-	spid=$!
-	wait_port $SRV 7177
-	A timeout 100 "$bin" -c $SRV 7177 >"$TMPD/cli" 2>&1
-	rc=$?
-	wait $spid
-	src=$?
+	verbs_pair "$bin" 7177
 	echo N >$p
 	pair_verdict "imm_conn: WRITE/SEND with immediate data, solicited, 20 in order, zero-length" \
-		$rc $src
+		$PAIR_RC $PAIR_SRC
 	diag "$TMPD/cli" "$TMPD/srv"
 	if dmesg | grep -q "terminating stream: op 12 layer 1 type 2 code 0x02"; then
 		ok "imm_conn: Immediate Data with no receive -> TERMINATE (DDP untagged, no buffer)"
