@@ -25,6 +25,8 @@
 #                 endpoints, every message size, with its data integrity
 #                 checks (-c)
 #   libfabric_rdm the same over RDM endpoints (verbs;ofi_rxm)
+#   no_leaks      then devices deleted and kiwi unloaded: nothing kiwi
+#                 allocated is left (kiwi_leak_check)
 #
 # Not here, and why, in Documentation/kiwi.rst ("Applications"):
 # rstream's default mode (too slow under TCG), iperf3 under rsockets.
@@ -173,5 +175,14 @@ case_rsockets
 case_rsockets_preload
 case_qperf
 case_libfabric
+KTEXT=$(kiwi_text)
+if { A rdma link del kiwi0 && B rdma link del kiwi1 && modprobe -r kiwi; } \
+	>"$TMPD/u" 2>&1; then
+	ok "teardown: kiwi0, kiwi1 deleted, kiwi unloaded"
+	no_leaks_verdict "$KTEXT"
+else
+	notok "teardown: kiwi0, kiwi1 deleted, kiwi unloaded"
+	diag "$TMPD/u"
+fi
 echo "# apps.sh: $((SECONDS - START)) s"
 tap_end

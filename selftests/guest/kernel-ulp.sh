@@ -178,6 +178,7 @@ else
 	notok "rdma link delete with NVMe connected: exit $? (hung past 120 s?)"
 	diag "$TMPD/ld"
 fi
+KTEXT=$(kiwi_text)
 if nvme_target_down 2>"$TMPD/rm" &&
    { ! rdma link show kiwi0 >/dev/null 2>&1 || rdma link del kiwi0; } &&
    modprobe -r kiwi 2>>"$TMPD/rm"; then
@@ -186,4 +187,5 @@ else
 	notok "teardown: nvme modules, kiwi0 and kiwi unloaded"
 	diag "$TMPD/rm"
 fi
+lsmod | grep -q '^kiwi ' || no_leaks_verdict "$KTEXT"
 tap_end

@@ -113,6 +113,17 @@ kiwi_leak_check() {
 	grep -qx 'leaked bytes: 0' "$2"
 }
 
+# no_leaks_verdict KTEXT: one TAP line after `rmmod kiwi` -- nothing
+# kiwi's code allocated is still allocated (kiwi_leak_check).  KTEXT is
+# kiwi_text read while the module was loaded.
+no_leaks_verdict() {
+	if kiwi_leak_check "$1" "$TMPD/leaked"; then
+		ok "no_leaks: after rmmod kiwi, $(tail -n 1 "$TMPD/leaked")"
+	else
+		notok "no_leaks: after rmmod kiwi, $(tail -n 1 "$TMPD/leaked")"
+	fi
+}
+
 # stuck_report: what a "something was left" failure needs to be
 # understood, as TAP diagnostics: tasks in D state with their kernel
 # stacks, kiwi QPs, TCP sockets in both namespaces, and the kiwi events

@@ -13,7 +13,8 @@
 # copied to the server and back, SHA-256 compared; fio with O_DIRECT,
 # random 4 KiB writes and sequential 1 MiB writes, every block verified
 # (crc32c); unmount.  Then nfsd stops, the RPC/RDMA module and kiwi
-# unload.  TAP 13, plan line last.
+# unload, and nothing kiwi allocated is left (no_leaks).  TAP 13, plan
+# line last.
 set -u
 
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -104,10 +105,12 @@ tap_setup "kiwi0 on a dummy netdev, nfsd exporting a tmpfs on rdma 20049" \
 make_tree "$TMPD/tree"
 nfs_version 4.2 /
 nfs_version 3 $EXP
+KTEXT=$(kiwi_text)
 if teardown >"$TMPD/td" 2>&1; then
 	ok "teardown: nfsd stopped, rpcrdma and kiwi unloaded"
 else
 	notok "teardown: nfsd stopped, rpcrdma and kiwi unloaded"
 	diag "$TMPD/td"
 fi
+lsmod | grep -q '^kiwi ' || no_leaks_verdict "$KTEXT"
 tap_end
