@@ -13,8 +13,10 @@
 # rdma_rw's READ-with-invalidate.  The data written through the host is
 # read back and compared, with O_DIRECT so the block layer's cache
 # cannot answer; then fio writes random-sized blocks and verifies each
-# (crc32c), once on a clean network and once under netem (loss,
-# duplication, reordering on lo, which carries both ends' traffic).
+# (crc32c), once on a clean network, once as polled I/O on the poll
+# queues (the host connects with nr_write_queues=2 and nr_poll_queues=2
+# besides one queue per vCPU) and once under netem (loss, duplication,
+# reordering on lo, which carries both ends' traffic).
 # TAP 13, plan line last.
 set -u
 
@@ -40,8 +42,12 @@ else
 	exit 1
 fi
 
+# Besides the default I/O queues (one per vCPU), two for writes only and
+# two polled ones (their CQs are IB_POLL_DIRECT: the block layer polls
+# kiwi's CQ from the submitting task).
+NVME_OPTS=",nr_write_queues=2,nr_poll_queues=2"
 if nvme_connect; then
-	ok "nvme-rdma host connected: /dev/$NVME_DEV"
+	ok "nvme-rdma host connected: /dev/$NVME_DEV ($(cat "$(nvme_ctrl)/queue_count" 2>/dev/null || echo "?") queues with the admin queue)"
 else
 	notok "nvme-rdma host connected"
 	diag "$TMPD/conn"
@@ -73,6 +79,15 @@ fi
 
 nvme_fio "nvme-rdma: fio random 4 KiB..128 KiB writes, every block verified" \
 	--rw=randwrite --bsrange=4k-128k --iodepth=16 --size=32M
+# Polled I/O (RWF_HIPRI) goes to the poll queues, which exist only if
+# the block layer turned polling on (io_poll 1).
+if [ "$(cat "/sys/block/$NVME_DEV/queue/io_poll" 2>/dev/null)" = 1 ]; then
+	nvme_fio "nvme-rdma: polled I/O (pvsync2 --hipri, 2 jobs) on the poll queues, every block verified" \
+		--ioengine=pvsync2 --hipri --rw=randwrite --bsrange=4k-64k --numjobs=2 \
+		--size=4M --offset_increment=8M --group_reporting
+else
+	notok "nvme-rdma: polling on (queue/io_poll $(cat "/sys/block/$NVME_DEV/queue/io_poll" 2>/dev/null))"
+fi
 # A bad network under the same job: both ends are local, so all of it
 # goes through lo.  TCP repairs loss, duplication and reordering; the
 # data must come out intact and no queue may fail.

@@ -373,12 +373,13 @@ nvme_host_dev() {
 }
 
 # nvme_connect: the host connects to the target; NVME_DEV is its block
-# device (within 30 s) or empty.  Errors in $TMPD/conn.
+# device (within 30 s) or empty.  Errors in $TMPD/conn.  NVME_OPTS: more
+# connect options (",nr_poll_queues=2", ...).
 nvme_connect() {
 	NVME_DEV=
 	# Reconnect within a second, give up after a minute (the defaults
 	# are 10 s and 10 min): the recovery tests wait for it.
-	echo "transport=rdma,traddr=$NVME_ADDR,trsvcid=4420,nqn=$NVME_NQN,reconnect_delay=1,ctrl_loss_tmo=60" \
+	echo "transport=rdma,traddr=$NVME_ADDR,trsvcid=4420,nqn=$NVME_NQN,reconnect_delay=1,ctrl_loss_tmo=60${NVME_OPTS:-}" \
 		>/dev/nvme-fabrics 2>"$TMPD/conn" || return 1
 	for _ in $(seq 1 60); do
 		NVME_DEV=$(nvme_host_dev)
