@@ -53,7 +53,7 @@ def parse_extra(text):
 
 
 def parse(path):
-    meta, runs, allocs, qpmem = {}, [], [], {}
+    meta, runs, allocs, qpmem, connmem = {}, [], [], {}, {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             parts = line.rstrip("\n").split("|")
@@ -78,6 +78,12 @@ def parse(path):
                                    "messages": int(n)})
                 except ValueError:
                     pass
+            elif kind == "connmem" and len(parts) >= 5:
+                try:
+                    connmem[parts[1]] = {"n": int(parts[2]), "slab_kib": int(parts[3]),
+                                         "vmalloc_kib": int(parts[4])}
+                except ValueError:
+                    pass
             elif kind == "qpmem" and len(parts) >= 3:
                 kv = {}
                 words = "|".join(parts[2:]).split()
@@ -89,7 +95,7 @@ def parse(path):
                             break
                         kv[k] = v
                 qpmem.setdefault(parts[1], {})[kv.get("phase", "?")] = kv
-    return meta, runs, allocs, qpmem
+    return meta, runs, allocs, qpmem, connmem
 
 
 def good(r):
@@ -365,7 +371,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     raw, outdir = sys.argv[1], sys.argv[2]
-    meta, runs, allocs, qpmem = parse(raw)
+    meta, runs, allocs, qpmem, connmem = parse(raw)
     d = Data(runs)
     configs = []
     for r in runs:
@@ -454,6 +460,18 @@ def main():
         term += ["== slab allocations per message ==", atab, ""]
     if qtab:
         md += ["## Kernel memory per QP (not connected)", "", qtab, ""]
+    if connmem:
+        crows = [[STACK_LABEL.get(st, st), str(c["n"]), f"{c['slab_kib']:,}",
+                  f"{c['vmalloc_kib']:,}",
+                  f"{(c['slab_kib'] + c['vmalloc_kib']) * 1024 / c['n']:,.0f}"]
+                 for st, c in connmem.items()]
+        ctab = table(crows, ["stack", "QP pairs", "slab KiB", "vmalloc KiB",
+                             "bytes per pair (both ends, TCP included)"])
+        md += ["## Kernel memory per connected QP pair", "",
+               "build/selftests/manyqp connects N pairs (one PD, MR and CQ per process, "
+               "2 send and 2 receive WRs per QP) and holds them before any data moves; kiwi on the "
+               "standard wire.", "", ctab, ""]
+        term += ["== kernel memory per connected QP pair ==", ctab, ""]
     md += ["## Targets", ""]
     trows = [[t["target"] + f" (MTU {t['mtu']})", t["status"], t["measured"]] for t in tres]
     md.append(table(trows, ["target", "result", "measured"]) if trows else "(none judged)")
