@@ -48,7 +48,7 @@ setup() {
 		command -v $t >/dev/null || { echo "$t missing (make deps)"; return 1; }
 	done
 	[ -f $RSPRELOAD ] || { echo "$RSPRELOAD missing (make deps)"; return 1; }
-	modprobe kiwi && kiwi_pair_up
+	modprobe kiwi && kiwi_pair_up && trace_on
 }
 
 # pair NAME PORT SERVER_CMD -- CLIENT_CMD: the server in kwb, the client
@@ -70,13 +70,15 @@ pair() {
 	return 1
 }
 
-# result NAME RC DESCRIPTION: the TAP line; on failure both outputs.
+# result NAME RC DESCRIPTION: the TAP line; on failure both outputs and
+# kiwi's last connection events (kiwi_cm, QP states, TERMINATEs).
 result() {
 	if [ "$2" -eq 0 ]; then
 		ok "$1: $3"
 	else
 		notok "$1: $3"
 		tail -n 15 "$TMPD/$1.c" "$TMPD/$1.s" 2>/dev/null | diag
+		grep -v '^#' $TR/trace 2>/dev/null | tail -n 30 | diag
 	fi
 }
 
