@@ -573,6 +573,7 @@ static inline bool kiwi_res_get(atomic_t *count, u32 max)
 /* main.c */
 extern struct workqueue_struct *kiwi_wq;
 int kiwi_pick_cpu(int avoid);
+void kiwi_devices_atomic_cap(enum ib_atomic_cap cap);
 
 /* cm.c: connection management (iw_cm provider) */
 int kiwi_cm_init(void);

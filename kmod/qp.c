@@ -404,7 +404,29 @@ MODULE_PARM_DESC(rfc7306_imm,
  * Unexpected OpCode), and the device then reports atomic_cap NONE.
  */
 static bool kiwi_atomic_default;
-module_param_named(rfc7306_atomics, kiwi_atomic_default, bool, 0644);
+
+/*
+ * Changing it also changes the atomic_cap of existing devices: uverbs
+ * answers the plain query_device from the attributes kept at
+ * registration, and perftest's ib_atomic_* read it there.
+ */
+static int kiwi_atomic_param_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	int rv = param_set_bool(val, kp);
+
+	if (!rv)
+		kiwi_devices_atomic_cap(kiwi_atomics_enabled() ?
+					IB_ATOMIC_HCA : IB_ATOMIC_NONE);
+	return rv;
+}
+
+static const struct kernel_param_ops kiwi_atomic_param_ops = {
+	.set = kiwi_atomic_param_set,
+	.get = param_get_bool,
+};
+module_param_cb(rfc7306_atomics, &kiwi_atomic_param_ops, &kiwi_atomic_default,
+		0644);
 MODULE_PARM_DESC(rfc7306_atomics,
 		 "QPs created from now on use RFC 7306 atomics (fetch-and-add, compare-and-swap; atomic_cap HCA): their peers support them (default: off)");
 

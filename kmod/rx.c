@@ -292,8 +292,8 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 
 /*
  * An RFC 7306 Atomic Request, checked in the order of a READ Request's
- * checks (queue, QP rights, IRD -- shared with READs -- then the
- * region) and executed once its CRC is in (kiwi_rx_atomic_req_done()).
+ * checks (queue, IRD -- shared with READs -- then the region) and
+ * executed once its CRC is in (kiwi_rx_atomic_req_done()).
  * A QP without atomics knows no such opcode.
  */
 static int kiwi_rx_begin_atomic_req(struct kiwi_qp *qp)
@@ -315,9 +315,12 @@ static int kiwi_rx_begin_atomic_req(struct kiwi_qp *qp)
 	rv = kiwi_rx_check_untagged(qp, KIWI_QN_ATOMIC_REQ, 0);
 	if (rv)
 		return rv;
-	if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
-				    KIWI_RC_ACCESS_RIGHTS);
+	/*
+	 * No QP-level check: the iw_cm gives every QP it connects exactly
+	 * REMOTE_WRITE | REMOTE_READ, whatever the consumer wants, so no
+	 * rdma_cm QP could ever grant REMOTE_ATOMIC.  The region's own
+	 * REMOTE_ATOMIC right decides, as the STag's rights do in iWARP.
+	 */
 	if (ai->why == KIWI_AR_BAD_LEN ||
 	    READ_ONCE(qp->tx.irq_count) >= max(ird, 1U)) {
 		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_REFUSED, 1);
