@@ -207,6 +207,16 @@ atomic_perf() {
 	fi
 }
 
+# atomic_local BIN FLAG DESC: one of atomic_conn's checks without a peer.
+atomic_local() {
+	if A timeout 30 "$1" "$2" >"$TMPD/cli" 2>&1; then
+		ok "atomic_conn: $3"
+	else
+		notok "atomic_conn: $3"
+	fi
+	diag "$TMPD/cli"
+}
+
 # atomic_conn: RFC 7306 atomics between kiwi0 and kiwi1 with the module
 # parameter rfc7306_atomics on (devices report IBV_ATOMIC_HCA); each
 # refused atomic must draw its TERMINATE at the server on op 10 (RDMAP
@@ -223,12 +233,7 @@ atomic_conn_test() {
 		return
 	fi
 	echo Y >$p
-	if A timeout 30 "$bin" -a >"$TMPD/cli" 2>&1; then
-		ok "atomic_conn: rfc7306_atomics on -> atomic_cap IBV_ATOMIC_HCA"
-	else
-		notok "atomic_conn: rfc7306_atomics on -> atomic_cap IBV_ATOMIC_HCA"
-	fi
-	diag "$TMPD/cli"
+	atomic_local "$bin" -a "rfc7306_atomics on -> atomic_cap IBV_ATOMIC_HCA"
 	verbs_pair "$bin" 7179
 	pair_verdict "atomic_conn: fetch-add, cmp-swap hit/miss, 2 QPs x 500 on one counter, refusals" \
 		$PAIR_RC $PAIR_SRC
@@ -248,12 +253,7 @@ atomic_conn_test() {
 		done
 	done
 	echo N >$p
-	if A timeout 30 "$bin" -x >"$TMPD/cli" 2>&1; then
-		ok "atomic_conn: rfc7306_atomics off -> atomic_cap NONE, atomics refused locally (EOPNOTSUPP)"
-	else
-		notok "atomic_conn: rfc7306_atomics off -> atomic_cap NONE, atomics refused locally (EOPNOTSUPP)"
-	fi
-	diag "$TMPD/cli"
+	atomic_local "$bin" -x "rfc7306_atomics off -> atomic_cap NONE, atomics refused locally (EOPNOTSUPP)"
 }
 
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
