@@ -31,7 +31,7 @@
  * as its FPDUs are queued: the application can never see its buffer
  * reused while TCP still needs the bytes.
  */
-#define KIWI_TX_HDR_MAX		64	/* header scratch; trailer follows */
+#define KIWI_TX_HDR_MAX		80	/* header scratch; trailer follows */
 #define KIWI_TX_SLOT		(KIWI_TX_HDR_MAX + 8)
 #define KIWI_TX_BVECS		64	/* page pieces per batch */
 #define KIWI_TX_FPDU_BVECS	(MAX_SKB_FRAGS + 4)	/* most per FPDU */

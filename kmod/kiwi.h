@@ -72,6 +72,7 @@ enum kiwi_stat {
 	KIWI_STAT_MPA_REJECT_RX,
 	KIWI_STAT_CM_TIMEOUT,		/* handshakes or closes timed out */
 	KIWI_STAT_TCP_RETRANS,		/* segments TCP resent, per ended conn. */
+	KIWI_STAT_ATOMIC_SERVED,	/* RFC 7306 atomics executed for peers */
 	KIWI_NSTATS
 };
 
@@ -287,7 +288,7 @@ enum kiwi_qp_state {
 /* Per-SQE transmit progress, owned by the send path. */
 enum kiwi_sqe_state {
 	KIWI_SQE_QUEUED,		/* not yet (fully) transmitted */
-	KIWI_SQE_WAIT_RESP,		/* READ sent, response outstanding */
+	KIWI_SQE_WAIT_RESP,		/* READ or atomic sent, response due */
 	KIWI_SQE_DONE,			/* may be retired */
 };
 
@@ -298,9 +299,10 @@ enum kiwi_sqe_state {
  */
 struct kiwi_sq_slot {
 	u64 wr_id;
-	u64 sink_addr;			/* RDMA READ: local sink */
+	u64 sink_addr;			/* RDMA READ, atomic: local sink */
 	u32 sink_lkey;
 	u32 bytes;
+	u32 req_id;			/* atomic: its Request Identifier */
 	u8 opcode;			/* enum ib_wr_opcode */
 	u8 signaled;
 	u8 state;			/* enum kiwi_sqe_state */
@@ -317,12 +319,20 @@ struct kiwi_sqe {
 	u32 num_sge;
 	u32 rkey;			/* remote STag (WRITE, READ) */
 	u64 raddr;			/* remote tagged offset */
-	u32 ex;				/* immediate or rkey to invalidate */
+	u32 ex;				/* immediate, rkey to invalidate or
+					 * an atomic's Request Identifier */
+	u64 compare_add;		/* atomic operands */
+	u64 swap;
 	struct kiwi_sge sge[KIWI_MAX_SGE];
 	u8 *inline_data;		/* kiwi_qp.sq_inline, or NULL */
 };
 
-/* An inbound RDMA READ request awaiting its response. */
+/*
+ * An inbound RDMA READ request awaiting its response, or an executed
+ * RFC 7306 atomic awaiting its Atomic Response: one queue, so responses
+ * leave in the order the requests came (RFC 7306 section 5: atomic and
+ * READ responses in request order), and one IRD for both.
+ */
 struct kiwi_irqe {
 	u32 src_stag;
 	u32 sink_stag;
@@ -330,6 +340,9 @@ struct kiwi_irqe {
 	u64 sink_to;
 	u32 len;
 	u32 sent;
+	bool atomic;			/* an Atomic Response: */
+	u32 req_id;
+	u64 orig;			/* the value before the operation */
 };
 
 /* Receive-side FPDU parser state; touched only under the socket lock. */
@@ -361,6 +374,10 @@ struct kiwi_rx {
 
 	/* The READ Request or TERMINATE this FPDU carries, decoded. */
 	struct kiwi_read_info rr;
+	struct kiwi_atomic_info ar;	/* an Atomic Request's */
+	u32 ar_gen;			/* its region checked at */
+	u32 aresp_id;			/* an Atomic Response's */
+	u64 aresp_orig;
 	u8 term_rest[KIWI_TERM_MAX_REST];	/* bytes after its control word */
 	u32 term_have;
 	u32 term_len;
@@ -445,6 +462,7 @@ struct kiwi_qp {
 	bool crc;			/* MPA CRC32c negotiated */
 	bool large_fpdu;		/* peer takes FPDUs beyond a segment */
 	bool imm_tx;			/* may send RFC 7306 Immediate Data */
+	bool atomic;			/* RFC 7306 atomics, both directions */
 
 	struct kiwi_rx rx;
 	struct work_struct rx_work;	/* places bulk data off the softirq */
@@ -531,6 +549,18 @@ static inline bool kiwi_wr_is_read(u32 opcode)
 	return opcode == IB_WR_RDMA_READ || opcode == IB_WR_RDMA_READ_WITH_INV;
 }
 
+static inline bool kiwi_wr_is_atomic(u32 opcode)
+{
+	return opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Waits for a response from the peer, so takes an ORD credit. */
+static inline bool kiwi_wr_takes_ord(u32 opcode)
+{
+	return kiwi_wr_is_read(opcode) || kiwi_wr_is_atomic(opcode);
+}
+
 /*
  * Reserve one unit of a per-device resource budget; false when the
  * limit is reached.  Paired with atomic_dec() on release.
@@ -543,6 +573,7 @@ static inline bool kiwi_res_get(atomic_t *count, u32 max)
 /* main.c */
 extern struct workqueue_struct *kiwi_wq;
 int kiwi_pick_cpu(int avoid);
+void kiwi_devices_atomic_cap(enum ib_atomic_cap cap);
 
 /* cm.c: connection management (iw_cm provider) */
 int kiwi_cm_init(void);
@@ -639,6 +670,8 @@ int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr, u32 max_sge,
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
 void kiwi_qp_read_done(struct kiwi_qp *qp);
 void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status);
+int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig);
+bool kiwi_atomics_enabled(void);
 void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl);
 
 /* mem.c: placement helpers */
@@ -649,6 +682,10 @@ bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u32 gen, u64 addr,
 			    u32 *crc);
 bool kiwi_mem_copy_out(struct kiwi_mem *mem, u32 gen, u64 addr, void *dst,
 		       u32 len, u32 *crc);
+bool kiwi_mem_copy_in(struct kiwi_mem *mem, u32 gen, u64 addr,
+		      const void *src, u32 len);
+bool kiwi_mem_atomic(struct kiwi_mem *mem, u32 gen,
+		     const struct kiwi_atomic_info *ai, u64 *orig);
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
 int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access);
 

@@ -81,6 +81,17 @@ static DEFINE_MUTEX(kiwi_dev_mutex);
 
 static void kiwi_dealloc_driver(struct ib_device *ibdev);
 
+/* Module parameter rfc7306_atomics changed: what every device reports. */
+void kiwi_devices_atomic_cap(enum ib_atomic_cap cap)
+{
+	struct kiwi_device *kdev;
+
+	mutex_lock(&kiwi_dev_mutex);
+	list_for_each_entry(kdev, &kiwi_dev_list, list)
+		WRITE_ONCE(kdev->ibdev.attrs.atomic_cap, cap);
+	mutex_unlock(&kiwi_dev_mutex);
+}
+
 /*
  * <ibdev>/kiwi_abi_version in sysfs: the provider knows its devices by
  * this file, whatever they are called (rdma link add eth0_kiwi ...).

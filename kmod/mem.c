@@ -37,8 +37,9 @@ static atomic_t kiwi_mem_live = ATOMIC_INIT(0);
 /*
  * Remote-atomic access is accepted, as by other drivers: middleware
  * (libfabric's verbs provider, UCX) asks for it on every region.  It
- * grants nothing while the device has no atomics (atomic_cap NONE):
- * no atomic request is ever executed.
+ * grants nothing on a QP without RFC 7306 atomics (module parameter
+ * rfc7306_atomics off when it was created: atomic_cap NONE): such a
+ * QP executes no Atomic Request.
  */
 #define KIWI_ACCESS_SUPPORTED                                                 \
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                     \
@@ -393,6 +394,70 @@ bool kiwi_mem_copy_out(struct kiwi_mem *mem, u32 gen, u64 addr, void *dst,
 	ok = mem->gen == gen;
 	if (ok)
 		kiwi_mem_xfer(mem, addr, dst, len, crc, false);
+	read_unlock_bh(&mem->lock);
+	return ok;
+}
+
+/*
+ * Copy @len bytes from @src into @mem at @addr, as kiwi_mem_copy_out()
+ * the other way (an Atomic Response's value into its local sink).
+ */
+bool kiwi_mem_copy_in(struct kiwi_mem *mem, u32 gen, u64 addr,
+		      const void *src, u32 len)
+{
+	bool ok;
+
+	read_lock_bh(&mem->lock);
+	ok = mem->gen == gen;
+	if (ok)
+		kiwi_mem_xfer(mem, addr, (u8 *)src, len, NULL, true);
+	read_unlock_bh(&mem->lock);
+	return ok;
+}
+
+/*
+ * RFC 7306 atomics are atomic with respect to each other anywhere in
+ * kiwi (IBV_ATOMIC_HCA): every one runs under this lock, whatever
+ * device, QP or region it targets.  Not with respect to the CPU's own
+ * accesses to the memory, as with the RNICs that report HCA.  One
+ * 8-byte read and write under a spinlock costs less than a TCP round
+ * trip by orders of magnitude, so one lock does not limit throughput.
+ */
+static DEFINE_SPINLOCK(kiwi_atomic_lock);
+
+/*
+ * Execute atomic @ai on the aligned 8 bytes at ai->to of @mem (checked
+ * at generation @gen) and return the value found there in *@orig.
+ * Aligned, the word never straddles a page: one kernel mapping of one
+ * page holds it, whoever else has that page mapped.  Returns false,
+ * changing nothing, if the STag changed since it was checked.
+ */
+bool kiwi_mem_atomic(struct kiwi_mem *mem, u32 gen,
+		     const struct kiwi_atomic_info *ai, u64 *orig)
+{
+	u64 addr = ai->to;
+	bool ok;
+	u64 *p;
+	void *va = NULL;
+
+	if (WARN_ON_ONCE(addr & (KIWI_ATOMIC_LEN - 1)))
+		return false;
+	read_lock_bh(&mem->lock);
+	ok = mem->gen == gen;
+	if (ok) {
+		if (mem->pages) {
+			va = kmap_local_page(kiwi_mem_page(mem, addr));
+			p = va + offset_in_page(addr);
+		} else {
+			p = (u64 *)(uintptr_t)addr;
+		}
+		spin_lock(&kiwi_atomic_lock);
+		*orig = READ_ONCE(*p);
+		WRITE_ONCE(*p, kiwi_atomic_apply(ai, *orig));
+		spin_unlock(&kiwi_atomic_lock);
+		if (va)
+			kunmap_local(va);
+	}
 	read_unlock_bh(&mem->lock);
 	return ok;
 }

@@ -96,6 +96,37 @@ static int kiwi_usqe_imm(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/*
+ * An atomic WR: only on a QP with atomics (kiwi_qp.atomic), one 8-byte
+ * sink SGE, then the operands where kiwi_sqe_atomic() reads them.
+ */
+static int kiwi_usqe_atomic(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			    struct kiwi_usqe *h, u8 *w)
+{
+	const struct ib_atomic_wr *a = atomic_wr(wr);
+	struct kiwi_usge *sge = (void *)(w + sizeof(*h));
+	struct kiwi_uatomic op = {
+		.compare_add = a->compare_add, .swap = a->swap,
+	};
+
+	if (!qp->atomic)
+		return -EOPNOTSUPP;
+	if (wr->num_sge != 1 || wr->sg_list[0].length != KIWI_ATOMIC_LEN ||
+	    (wr->send_flags & IB_SEND_INLINE))
+		return -EINVAL;
+	h->opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+		    KIWI_UWR_ATOMIC_CSWAP : KIWI_UWR_ATOMIC_FADD;
+	h->rkey = a->rkey;
+	h->raddr = a->remote_addr;
+	h->num_sge = 1;
+	sge->addr = wr->sg_list[0].addr;
+	sge->length = KIWI_ATOMIC_LEN;
+	sge->lkey = wr->sg_list[0].lkey;
+	memcpy(w + sizeof(*h) + KIWI_USGE_SIZE, &op, sizeof(op));
+	memcpy(w, h, sizeof(*h));
+	return 0;
+}
+
 /* Encode a kernel consumer's send WR into ring slot @w. */
 static int kiwi_usqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 			     u8 *w)
@@ -130,6 +161,9 @@ static int kiwi_usqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		if (rv)
 			return rv;
 		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return kiwi_usqe_atomic(qp, wr, &h, w);
 	case IB_WR_LOCAL_INV:
 		h.opcode = KIWI_KWR_LOCAL_INV;
 		h.inv_rkey = wr->ex.invalidate_rkey;

@@ -395,6 +395,46 @@ module_param_named(rfc7306_imm, kiwi_imm_default, bool, 0644);
 MODULE_PARM_DESC(rfc7306_imm,
 		 "QPs created from now on may send RFC 7306 immediate data: their peers support it (default: off)");
 
+/*
+ * RFC 7306 atomics, the same way: section 1.1 again, so a module
+ * parameter says the peers have them.  Read when a QP is created and
+ * for both directions: a QP created without it neither sends atomic WRs
+ * (refused locally, before a peer like siw would end the connection
+ * with a TERMINATE) nor executes a peer's Atomic Request (TERMINATE
+ * Unexpected OpCode), and the device then reports atomic_cap NONE.
+ */
+static bool kiwi_atomic_default;
+
+/*
+ * Changing it also changes the atomic_cap of existing devices: uverbs
+ * answers the plain query_device from the attributes kept at
+ * registration, and perftest's ib_atomic_* read it there.
+ */
+static int kiwi_atomic_param_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	int rv = param_set_bool(val, kp);
+
+	if (!rv)
+		kiwi_devices_atomic_cap(kiwi_atomics_enabled() ?
+					IB_ATOMIC_HCA : IB_ATOMIC_NONE);
+	return rv;
+}
+
+static const struct kernel_param_ops kiwi_atomic_param_ops = {
+	.set = kiwi_atomic_param_set,
+	.get = param_get_bool,
+};
+module_param_cb(rfc7306_atomics, &kiwi_atomic_param_ops, &kiwi_atomic_default,
+		0644);
+MODULE_PARM_DESC(rfc7306_atomics,
+		 "QPs created from now on use RFC 7306 atomics (fetch-and-add, compare-and-swap; atomic_cap HCA): their peers support them (default: off)");
+
+bool kiwi_atomics_enabled(void)
+{
+	return READ_ONCE(kiwi_atomic_default);
+}
+
 static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
 {
 	struct kiwi_uresp_create_qp resp = {
@@ -403,7 +443,8 @@ static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
 		.sq_stride = qp->sq_ring.stride,
 		.sq_mmap_offset = kiwi_ring_mmap_offset(&qp->sq_ring),
 		.sq_mmap_len = kiwi_ring_mmap_len(&qp->sq_ring),
-		.flags = qp->imm_tx ? KIWI_UQP_F_IMM : 0,
+		.flags = (qp->imm_tx ? KIWI_UQP_F_IMM : 0) |
+			 (qp->atomic ? KIWI_UQP_F_ATOMIC : 0),
 	};
 
 	if (!qp->srq) {
@@ -429,6 +470,11 @@ static int kiwi_qp_alloc_queues(struct kiwi_qp *qp,
 	struct ib_qp_cap *cap = &attr->cap;
 	u32 payload = kiwi_sq_payload(cap->max_send_sge, cap->max_inline_data);
 	int rv;
+
+	/* An atomic WQE: its sink SGE, then struct kiwi_uatomic. */
+	if (qp->atomic)
+		payload = max_t(u32, payload, KIWI_USGE_SIZE +
+				sizeof(struct kiwi_uatomic));
 
 	qp->sq_size = kiwi_ring_slots(cap->max_send_wr);
 	rv = kiwi_ring_init(&qp->sq_ring, udata, qp->sq_size,
@@ -495,6 +541,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->ird = KIWI_MAX_IRD;
 	qp->ord = KIWI_MAX_ORD;
 	qp->imm_tx = READ_ONCE(kiwi_imm_default);
+	qp->atomic = kiwi_atomics_enabled();
 
 	rv = kiwi_qp_alloc_queues(qp, attr, udata);
 	if (rv)
@@ -717,7 +764,8 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "large_fpdu", large) ||
 	    rdma_nl_put_driver_u32(msg, "ird", ird) ||
 	    rdma_nl_put_driver_u32(msg, "ord", ord) ||
-	    rdma_nl_put_driver_u32(msg, "rfc7306_imm", qp->imm_tx)) {
+	    rdma_nl_put_driver_u32(msg, "rfc7306_imm", qp->imm_tx) ||
+	    rdma_nl_put_driver_u32(msg, "rfc7306_atomics", qp->atomic)) {
 		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
 	}

@@ -290,6 +290,81 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	return 0;
 }
 
+/*
+ * An RFC 7306 Atomic Request, checked in the order of a READ Request's
+ * checks (queue, IRD -- shared with READs -- then the region) and
+ * executed once its CRC is in (kiwi_rx_atomic_req_done()).
+ * A QP without atomics knows no such opcode.
+ */
+static int kiwi_rx_begin_atomic_req(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_atomic_info *ai = &rx->ar;
+	u32 ird = min_t(u32, READ_ONCE(qp->ird), KIWI_MAX_IRD);
+	struct kiwi_verdict v;
+	struct kiwi_mem *mem;
+	int why, rv;
+
+	if (!qp->atomic)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+				    KIWI_RC_UNEXPECTED_OP);
+	v = kiwi_atomic_req_parse(rx->fr.hdr.raw +
+				  sizeof(struct kiwi_hdr_untagged),
+				  sizeof(struct kiwi_atomic_req) +
+				  rx->fr.data_rem, ai);
+	rv = kiwi_rx_check_untagged(qp, KIWI_QN_ATOMIC_REQ, 0);
+	if (rv)
+		return rv;
+	/*
+	 * No QP-level check: the iw_cm gives every QP it connects exactly
+	 * REMOTE_WRITE | REMOTE_READ, whatever the consumer wants, so no
+	 * rdma_cm QP could ever grant REMOTE_ATOMIC.  The region's own
+	 * REMOTE_ATOMIC right decides, as the STag's rights do in iWARP.
+	 */
+	if (ai->why == KIWI_AR_BAD_LEN ||
+	    READ_ONCE(qp->tx.irq_count) >= max(ird, 1U)) {
+		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_REFUSED, 1);
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_MSN_NOBUF);
+	}
+	mem = kiwi_mem_get(qp->kdev, ai->stag);
+	if (!mem)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    KIWI_RC_INVALID_STAG);
+	why = kiwi_mem_check(mem, qp->ibqp.pd, ai->to, KIWI_ATOMIC_LEN,
+			     IB_ACCESS_REMOTE_ATOMIC, &rx->ar_gen);
+	kiwi_mem_put(mem);
+	if (why)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    kiwi_rx_remote_why(why));
+	if (!v.ok)	/* an unknown operation, a misaligned offset */
+		return kiwi_rx_fail(qp, v.layer, v.etype, v.ecode);
+	return 0;
+}
+
+/* An Atomic Response: decoded now, matched when its CRC is in. */
+static int kiwi_rx_begin_atomic_resp(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_verdict v;
+	int rv;
+
+	if (!qp->atomic)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+				    KIWI_RC_UNEXPECTED_OP);
+	rv = kiwi_rx_check_untagged(qp, KIWI_QN_ATOMIC_RESP, 0);
+	if (rv)
+		return rv;
+	v = kiwi_atomic_resp_parse(rx->fr.hdr.raw +
+				   sizeof(struct kiwi_hdr_untagged),
+				   sizeof(struct kiwi_atomic_resp) +
+				   rx->fr.data_rem, &rx->aresp_id,
+				   &rx->aresp_orig);
+	if (!v.ok)
+		return kiwi_rx_fail(qp, v.layer, v.etype, v.ecode);
+	return 0;
+}
+
 /* The header is complete and checked for shape: validate semantics. */
 static int kiwi_rx_begin(struct kiwi_qp *qp)
 {
@@ -318,6 +393,10 @@ static int kiwi_rx_begin(struct kiwi_qp *qp)
 	case KIWI_OP_IMM:
 	case KIWI_OP_IMM_SE:
 		return kiwi_rx_begin_imm(qp);
+	case KIWI_OP_ATOMIC_REQ:
+		return kiwi_rx_begin_atomic_req(qp);
+	case KIWI_OP_ATOMIC_RESP:
+		return kiwi_rx_begin_atomic_resp(qp);
 	default:
 		return kiwi_rx_begin_send(qp);
 	}
@@ -468,9 +547,63 @@ static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
 	e->sink_to = ri->sink_to;
 	e->len = ri->size;
 	e->sent = 0;
+	e->atomic = false;
 	qp->tx.irq_count++;
 	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
 	rx->resp_due = true;	/* answered after this socket read */
+}
+
+/*
+ * Execute a checked Atomic Request and queue its response behind the
+ * READ responses already due.  The region is the one checked at the
+ * header; if it changed since, the STag is no longer valid.
+ */
+static int kiwi_rx_atomic_req_done(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	const struct kiwi_atomic_info *ai = &rx->ar;
+	struct kiwi_mem *mem;
+	struct kiwi_irqe *e;
+	unsigned long flags;
+	u64 orig = 0;
+	bool ok;
+
+	rx->msn[KIWI_QN_ATOMIC_REQ]++;
+	rx->after_write = false;
+	mem = kiwi_mem_get(qp->kdev, ai->stag);
+	ok = mem && kiwi_mem_atomic(mem, rx->ar_gen, ai, &orig);
+	if (mem)
+		kiwi_mem_put(mem);
+	if (!ok)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    KIWI_RC_INVALID_STAG);
+	kiwi_stat_add(qp->kdev, KIWI_STAT_ATOMIC_SERVED, 1);
+	spin_lock_irqsave(&qp->tx.irq_lock, flags);
+	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % KIWI_MAX_IRD];
+	memset(e, 0, sizeof(*e));
+	e->atomic = true;
+	e->req_id = ai->req_id;
+	e->orig = orig;
+	qp->tx.irq_count++;
+	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
+	rx->resp_due = true;
+	return 0;
+}
+
+static void kiwi_rx_atomic_resp_done(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	int rv;
+
+	rx->msn[KIWI_QN_ATOMIC_RESP]++;
+	rx->after_write = false;
+	rv = kiwi_qp_atomic_done(qp, rx->aresp_id, rx->aresp_orig);
+	if (rv == -EPROTO)	/* answers no atomic of ours */
+		kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+			     KIWI_RC_UNEXPECTED_OP);
+	else if (rv)		/* our own sink is gone: a local error */
+		kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
+			     KIWI_RC_CATASTROPHIC_STREAM);
 }
 
 /* An FPDU passed its CRC: deliver what it completes. */
@@ -505,6 +638,12 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		break;
 	case KIWI_OP_READ_REQ:
 		kiwi_rx_read_req_done(qp);
+		break;
+	case KIWI_OP_ATOMIC_REQ:
+		kiwi_rx_atomic_req_done(qp);
+		break;
+	case KIWI_OP_ATOMIC_RESP:
+		kiwi_rx_atomic_resp_done(qp);
 		break;
 	case KIWI_OP_TERMINATE:
 		kiwi_rx_terminate_done(qp);

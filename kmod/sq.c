@@ -38,6 +38,10 @@ static enum ib_wc_opcode kiwi_wc_opcode(u32 wr_opcode)
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
 	default:
 		return IB_WC_SEND;
 	}
@@ -75,6 +79,8 @@ static const u8 kiwi_uwr_to_ib[KIWI_UWR_NUM_OPCODES] = {
 	[KIWI_UWR_RDMA_READ] = IB_WR_RDMA_READ,
 	[KIWI_UWR_RDMA_WRITE_IMM] = IB_WR_RDMA_WRITE_WITH_IMM,
 	[KIWI_UWR_SEND_IMM] = IB_WR_SEND_WITH_IMM,
+	[KIWI_UWR_ATOMIC_FADD] = IB_WR_ATOMIC_FETCH_AND_ADD,
+	[KIWI_UWR_ATOMIC_CSWAP] = IB_WR_ATOMIC_CMP_AND_SWP,
 };
 
 static const u8 kiwi_kwr_to_ib[KIWI_KWR_END - KIWI_KWR_FIRST] = {
@@ -100,12 +106,16 @@ static bool kiwi_uwr_is_imm(u8 uwr_opcode)
 
 /*
  * Opcodes a QP may use: the kernel-only ones never come from a user
- * ring, immediate data only where the peer takes it (kiwi_qp.imm_tx).
+ * ring, immediate data only where the peer takes it (kiwi_qp.imm_tx),
+ * atomics likewise (kiwi_qp.atomic).
  */
 static bool kiwi_uwr_opcode_ok(struct kiwi_qp *qp, u8 uwr_opcode)
 {
 	if (kiwi_uwr_is_imm(uwr_opcode))
 		return qp->imm_tx;
+	if (uwr_opcode == KIWI_UWR_ATOMIC_FADD ||
+	    uwr_opcode == KIWI_UWR_ATOMIC_CSWAP)
+		return qp->atomic;
 	return uwr_opcode < KIWI_UWR_NUM_OPCODES ||
 	       (!qp->user && uwr_opcode >= KIWI_KWR_FIRST &&
 		uwr_opcode < KIWI_KWR_END);
@@ -195,7 +205,11 @@ void kiwi_qp_retire_sq(struct kiwi_qp *qp)
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
-/* Under sq_lock: the oldest READ awaiting its response, or NULL. */
+/*
+ * Under sq_lock: the oldest READ or atomic awaiting its response, or
+ * NULL.  Responses come in request order (RFC 7306 section 5), so this
+ * is the one the next READ or Atomic Response must answer.
+ */
 static struct kiwi_sq_slot *kiwi_sq_oldest_read(struct kiwi_qp *qp)
 {
 	u32 i;
@@ -219,6 +233,8 @@ bool kiwi_qp_orq_head(struct kiwi_qp *qp, struct kiwi_sge *sink, u32 *bytes)
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	slot = kiwi_sq_oldest_read(qp);
+	if (slot && !kiwi_wr_is_read(slot->opcode))
+		slot = NULL;	/* an atomic is due first */
 	if (slot) {
 		sink->addr = slot->sink_addr;
 		sink->lkey = slot->sink_lkey;
@@ -284,6 +300,54 @@ void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status)
 	kiwi_qp_read_end(qp, status);
 }
 
+/*
+ * An Atomic Response arrived: it must answer our oldest outstanding
+ * READ or atomic, and that must be the atomic with its Request
+ * Identifier; -EPROTO if not.  The original value goes to the WR's
+ * local 8 bytes, checked now; if they are gone, the WR fails with a
+ * local protection error and this returns -EFAULT.  Either way the
+ * caller terminates the stream.
+ */
+int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig)
+{
+	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
+	struct kiwi_sq_slot *slot;
+	struct kiwi_mem *mem;
+	unsigned long flags;
+	u64 addr;
+	u32 lkey, gen;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	slot = kiwi_sq_oldest_read(qp);
+	if (slot && (!kiwi_wr_is_atomic(slot->opcode) ||
+		     slot->req_id != req_id))
+		slot = NULL;
+	if (slot) {
+		addr = slot->sink_addr;
+		lkey = slot->sink_lkey;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (!slot)
+		return -EPROTO;
+
+	/* Only rx.c completes ORQ entries, so the slot is still ours. */
+	mem = kiwi_mem_get(qp->kdev, lkey);
+	if (mem) {
+		if (!kiwi_mem_check(mem, qp->ibqp.pd, addr, KIWI_ATOMIC_LEN,
+				    IB_ACCESS_LOCAL_WRITE, &gen) &&
+		    kiwi_mem_copy_in(mem, gen, addr, &orig, KIWI_ATOMIC_LEN))
+			status = IB_WC_SUCCESS;
+		kiwi_mem_put(mem);
+	}
+	kiwi_qp_read_end(qp, status);
+	if (status != IB_WC_SUCCESS)
+		return -EFAULT;	/* completes when the QP is flushed */
+	kiwi_qp_retire_sq(qp);
+	if (kiwi_sq_waiting(qp))
+		kiwi_tx_kick(qp);
+	return 0;
+}
+
 static u32 kiwi_ib_send_flags(u8 uflags)
 {
 	return (uflags & KIWI_UWR_F_SIGNALED ? IB_SEND_SIGNALED : 0) |
@@ -311,6 +375,25 @@ static int kiwi_sqe_sges(const void *payload, u32 num, struct kiwi_sqe *sqe)
 }
 
 /*
+ * An atomic WQE: exactly one 8-byte sink SGE, then its operands, which
+ * the slot has room for on a QP with atomics (kiwi_qp_alloc_queues()).
+ */
+static int kiwi_sqe_atomic(struct kiwi_qp *qp, const u8 *payload,
+			   struct kiwi_sqe *sqe)
+{
+	struct kiwi_uatomic a;
+
+	if (sqe->num_sge != 1 || sqe->bytes != KIWI_ATOMIC_LEN ||
+	    qp->sq_ring.stride < sizeof(struct kiwi_usqe) + KIWI_USGE_SIZE +
+				 sizeof(a))
+		return -EINVAL;
+	memcpy(&a, payload + KIWI_USGE_SIZE, sizeof(a));
+	sqe->compare_add = a.compare_add;
+	sqe->swap = a.swap;
+	return 0;
+}
+
+/*
  * Copy send WQE @idx out of the ring into @sqe and validate the copy.
  * The slot state is filled first, so even a malformed WQE completes
  * (in error) under its own wr_id.
@@ -321,7 +404,7 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 	const u8 *w = kiwi_ring_slot(&qp->sq_ring, idx);
 	struct kiwi_wqe_limits lim;
 	struct kiwi_usqe h;
-	bool is_read;
+	bool one_sge;
 	int rv;
 
 	memcpy(&h, w, sizeof(h));
@@ -336,9 +419,9 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 	lim.stride = qp->sq_ring.stride;
 	lim.max_sge = qp->cap.max_send_sge;
 	lim.max_inline = qp->cap.max_inline_data;
-	is_read = kiwi_wr_is_read(slot->opcode);
-	if (kiwi_usqe_check(&h, &lim, is_read ? KIWI_MAX_SGE_RD : KIWI_MAX_SGE,
-			    is_read))
+	one_sge = kiwi_wr_takes_ord(slot->opcode);
+	if (kiwi_usqe_check(&h, &lim, one_sge ? KIWI_MAX_SGE_RD : KIWI_MAX_SGE,
+			    one_sge))
 		return -EINVAL;
 
 	memset(sqe, 0, sizeof(*sqe));
@@ -361,8 +444,16 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 	/* RFC 7306 has no SEND with immediate data and a payload. */
 	if (sqe->opcode == IB_WR_SEND_WITH_IMM && sqe->bytes)
 		return -EINVAL;
+	if (kiwi_wr_is_atomic(sqe->opcode)) {
+		rv = kiwi_sqe_atomic(qp, w + sizeof(h), sqe);
+		if (rv)
+			return rv;
+		/* Its Request Identifier: the WQE's index, unique in the ORQ. */
+		slot->req_id = idx;
+		sqe->ex = idx;
+	}
 	slot->bytes = sqe->bytes;
-	if (kiwi_wr_is_read(sqe->opcode)) {
+	if (kiwi_wr_takes_ord(sqe->opcode)) {
 		slot->sink_addr = sqe->sge[0].addr;
 		slot->sink_lkey = sqe->sge[0].lkey;
 	}
@@ -444,7 +535,7 @@ struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
 		sqe = NULL;
 	else if ((sqe->flags & IB_SEND_FENCE) && qp->tx.orq_count)
 		sqe = NULL;
-	else if (kiwi_wr_is_read(sqe->opcode) &&
+	else if (kiwi_wr_takes_ord(sqe->opcode) &&
 		 qp->tx.orq_count >= max(qp->ord, 1U))
 		sqe = NULL;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);

@@ -37,6 +37,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_NSTATS] = {
 	[KIWI_STAT_MPA_REJECT_RX] = { .name = "mpa_rejects_received" },
 	[KIWI_STAT_CM_TIMEOUT] = { .name = "cm_timeouts" },
 	[KIWI_STAT_TCP_RETRANS] = { .name = "tcp_retransmits" },
+	[KIWI_STAT_ATOMIC_SERVED] = { .name = "atomics_served" },
 };
 
 int kiwi_stats_init(struct kiwi_device *kdev)

@@ -181,6 +181,50 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 	return rv;
 }
 
+/* An RFC 7306 Atomic Request for WR @sqe, queue 3. */
+static int kiwi_tx_atomic_req(struct kiwi_qp *qp, struct socket *sock,
+			      struct kiwi_sqe *sqe, u32 req_id)
+{
+	struct kiwi_atomic_req *r =
+		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	struct kiwi_src none = { .qp = qp };
+	bool cmp_swap = sqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP;
+
+	kiwi_tx_hdr_untagged(qp, KIWI_OP_ATOMIC_REQ, true, KIWI_QN_ATOMIC_REQ,
+			     qp->tx.msn[KIWI_QN_ATOMIC_REQ]++, 0, 0);
+	/* verbs: compare_add is the addend, or the compare value. */
+	kiwi_atomic_req_build(r, cmp_swap, req_id, sqe->rkey, sqe->raddr,
+			      cmp_swap ? sqe->swap : sqe->compare_add,
+			      sqe->compare_add);
+	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_ATOMIC_REQ), &none,
+			    0, 0, false);
+}
+
+/* The Atomic Response to an executed request, queue 4. */
+static int kiwi_tx_atomic_resp(struct kiwi_qp *qp, struct socket *sock,
+			       const struct kiwi_irqe *e)
+{
+	struct kiwi_atomic_resp *r =
+		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	struct kiwi_src none = { .qp = qp };
+
+	kiwi_tx_hdr_untagged(qp, KIWI_OP_ATOMIC_RESP, true,
+			     KIWI_QN_ATOMIC_RESP,
+			     qp->tx.msn[KIWI_QN_ATOMIC_RESP]++, 0, 0);
+	kiwi_atomic_resp_build(r, e->req_id, e->orig);
+	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_ATOMIC_RESP), &none,
+			    0, 0, false);
+}
+
+/* Answer the inbound READ or atomic @e. */
+static int kiwi_tx_respond_one(struct kiwi_qp *qp, struct socket *sock,
+			       struct kiwi_irqe *e)
+{
+	if (e->atomic)
+		return kiwi_tx_atomic_resp(qp, sock, e);
+	return kiwi_tx_read_resp(qp, sock, e);
+}
+
 static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 			     u32 ctrl)
 {
@@ -280,6 +324,10 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
 		return kiwi_tx_read_req(qp, sock, sqe->sge[0].lkey,
 					sqe->sge[0].addr, sqe->bytes,
 					sqe->rkey, sqe->raddr);
+	} else if (kiwi_wr_is_atomic(sqe->opcode)) {
+		/* Like a READ: outstanding before the request leaves. */
+		kiwi_sq_read_posted(qp, sqe);
+		return kiwi_tx_atomic_req(qp, sock, sqe, sqe->ex);
 	} else {
 		rv = kiwi_tx_message(qp, sock, sqe);
 	}
@@ -343,7 +391,7 @@ static void kiwi_tx_failed(struct kiwi_qp *qp, int rv)
 /* Bytes a WQE puts on the wire: a READ request is small, whatever it asks. */
 static u32 kiwi_sqe_wire_bytes(const struct kiwi_sqe *sqe)
 {
-	return kiwi_wr_is_read(sqe->opcode) ? 0 : sqe->bytes;
+	return kiwi_wr_takes_ord(sqe->opcode) ? 0 : sqe->bytes;
 }
 
 /*
@@ -376,7 +424,7 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 			break;
 		}
 		if (kiwi_irq_take(qp, &e)) {
-			rv = kiwi_tx_read_resp(qp, sock, &e);
+			rv = kiwi_tx_respond_one(qp, sock, &e);
 			continue;
 		}
 		sqe = kiwi_sq_next(qp);
@@ -517,7 +565,7 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 	/* No sleeping allocations, and not the interrupted task's frag. */
 	sk->sk_allocation = GFP_ATOMIC;
 	kiwi_tx_batch_atomic(qp->tx.batch, true);
-	rv = kiwi_tx_read_resp(qp, sk->sk_socket, &e);
+	rv = kiwi_tx_respond_one(qp, sk->sk_socket, &e);
 	kiwi_tx_batch_atomic(qp->tx.batch, false);
 	sk->sk_allocation = gfp;
 	/* Nothing sent: the worker sends it, or reports the bad source. */

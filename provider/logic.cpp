@@ -151,7 +151,7 @@ int validate_send_chain(ibv_send_wr *wr, const QueueLimits &lim,
 			return (w.send_flags & IBV_SEND_INLINE) != 0;
 		},
 		[&lim](const ibv_send_wr &w) {
-			return validate_send_op(w, lim.imm);
+			return validate_send_op(w, lim.imm, lim.atomic);
 		});
 }
 
@@ -163,7 +163,7 @@ int validate_recv_chain(ibv_recv_wr *wr, const QueueLimits &lim,
 		[](const ibv_recv_wr &) { return 0; });
 }
 
-int validate_send_op(const ibv_send_wr &wr, bool imm) noexcept
+int validate_send_op(const ibv_send_wr &wr, bool imm, bool atomic) noexcept
 {
 	uint64_t bytes = 0;
 
@@ -186,7 +186,16 @@ int validate_send_op(const ibv_send_wr &wr, bool imm) noexcept
 		// One sink, and nothing to send inline.
 		return wr.num_sge > 1 || (wr.send_flags & IBV_SEND_INLINE) ?
 			       EINVAL : 0;
-	default:	// atomics (RFC 7306, not implemented), MW, TSO
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		// RFC 7306 atomics, where the peer is known to take them.
+		if (!atomic)
+			return EOPNOTSUPP;
+		return wr.num_sge != 1 || !wr.sg_list ||
+			       wr.sg_list[0].length != 8 ||
+			       (wr.send_flags & IBV_SEND_INLINE) ?
+			       EINVAL : 0;
+	default:	// MW, TSO
 		return EOPNOTSUPP;
 	}
 }

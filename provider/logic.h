@@ -126,6 +126,7 @@ struct QueueLimits {
 	uint32_t max_sge;
 	uint32_t max_inline;	// 0 for receive queues
 	bool imm = false;	// send queue: WRs with immediate data allowed
+	bool atomic = false;	// send queue: RFC 7306 atomic WRs allowed
 };
 
 // Every SGE list of a WR as a span; the caller has checked num_sge.
@@ -148,8 +149,11 @@ int validate_send_chain(ibv_send_wr *wr, const QueueLimits &lim,
 // The opcode rules of one send WR: SEND, SEND_WITH_INV, RDMA_WRITE and
 // RDMA_READ (one SGE, not inline); with @imm also RDMA_WRITE_WITH_IMM and
 // SEND_WITH_IMM without payload (RFC 7306 has no SEND with immediate
-// data and a payload); EOPNOTSUPP or EINVAL otherwise.
-int validate_send_op(const ibv_send_wr &wr, bool imm = false) noexcept;
+// data and a payload); with @atomic also ATOMIC_FETCH_AND_ADD and
+// ATOMIC_CMP_AND_SWP (one 8-byte SGE, not inline); EOPNOTSUPP or EINVAL
+// otherwise.
+int validate_send_op(const ibv_send_wr &wr, bool imm = false,
+		     bool atomic = false) noexcept;
 int validate_recv_chain(ibv_recv_wr *wr, const QueueLimits &lim,
 			ibv_recv_wr **bad) noexcept;
 

@@ -249,7 +249,11 @@ inline constexpr uint64_t kSupportedWcFlags = IBV_WC_STANDARD_FLAGS;
 inline constexpr uint64_t kSupportedSendOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
-	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_IMM |
+	IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+// The send_ops_flags that need kiwi_uresp_create_qp.flags KIWI_UQP_F_ATOMIC.
+inline constexpr uint64_t kAtomicSendOps =
+	IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 // The send_ops_flags that need kiwi_uresp_create_qp.flags KIWI_UQP_F_IMM.
 inline constexpr uint64_t kImmSendOps =
 	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_IMM;

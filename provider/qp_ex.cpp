@@ -139,6 +139,33 @@ void wr_send_imm(ibv_qp_ex *q, __be32 imm_data) noexcept
 	begin(q, KIWI_UWR_SEND_IMM, 0, 0, be32toh(imm_data));
 }
 
+// RFC 7306 atomics, where the QP may send them: the operands go after
+// the one SGE (kiwi-abi.h), which the WR's wr_set_sge then supplies.
+void begin_atomic(ibv_qp_ex *q, uint8_t opcode, uint32_t rkey,
+		  uint64_t raddr, uint64_t compare_add, uint64_t swap) noexcept
+{
+	Qp &qp = qp_of(q);
+
+	if (!qp.sq.atomic) {
+		fail(qp, EOPNOTSUPP);
+		return;
+	}
+	if (begin(q, opcode, rkey, raddr, 0))
+		put_atomic(current(qp), compare_add, swap);
+}
+
+void wr_atomic_cmp_swp(ibv_qp_ex *q, uint32_t rkey, uint64_t raddr,
+		       uint64_t compare, uint64_t swap) noexcept
+{
+	begin_atomic(q, KIWI_UWR_ATOMIC_CSWAP, rkey, raddr, compare, swap);
+}
+
+void wr_atomic_fetch_add(ibv_qp_ex *q, uint32_t rkey, uint64_t raddr,
+			 uint64_t add) noexcept
+{
+	begin_atomic(q, KIWI_UWR_ATOMIC_FADD, rkey, raddr, add, 0);
+}
+
 void set_sge_list(ibv_qp_ex *q, size_t num, const ibv_sge *list) noexcept
 {
 	Qp &qp = qp_of(q);
@@ -147,8 +174,11 @@ void set_sge_list(ibv_qp_ex *q, size_t num, const ibv_sge *list) noexcept
 	if (slot.empty())
 		return;
 	kiwi_usqe h = get_sqe_header(slot);
+	const bool atomic = h.opcode == KIWI_UWR_ATOMIC_FADD ||
+			    h.opcode == KIWI_UWR_ATOMIC_CSWAP;
 	if (num > qp.sq.max_sge || (num && !list) ||
-	    (h.opcode == KIWI_UWR_RDMA_READ && num > 1)) {
+	    (h.opcode == KIWI_UWR_RDMA_READ && num > 1) ||
+	    (atomic && (num != 1 || list[0].length != 8))) {
 		fail(qp, EINVAL);
 		return;
 	}
@@ -185,7 +215,9 @@ void set_inline_data_list(ibv_qp_ex *q, size_t num,
 	kiwi_usqe h = get_sqe_header(slot);
 	for (size_t i = 0; i < num; i++)
 		total += bufs[i].length;
-	if (h.opcode == KIWI_UWR_RDMA_READ || total > qp.sq.max_inline ||
+	if (h.opcode == KIWI_UWR_RDMA_READ ||
+	    h.opcode == KIWI_UWR_ATOMIC_FADD ||
+	    h.opcode == KIWI_UWR_ATOMIC_CSWAP || total > qp.sq.max_inline ||
 	    (num && !bufs) || (h.opcode == KIWI_UWR_SEND_IMM && total)) {
 		fail(qp, EINVAL);
 		return;
@@ -216,16 +248,6 @@ void unsupported(ibv_qp_ex *q) noexcept
 	fail(qp_of(q), EOPNOTSUPP);
 }
 
-void no_atomic_cmp_swp(ibv_qp_ex *q, uint32_t, uint64_t, uint64_t,
-		       uint64_t) noexcept
-{
-	unsupported(q);
-}
-
-void no_atomic_fetch_add(ibv_qp_ex *q, uint32_t, uint64_t, uint64_t) noexcept
-{
-	unsupported(q);
-}
 
 void no_bind_mw(ibv_qp_ex *q, ibv_mw *, uint32_t,
 		const ibv_mw_bind_info *) noexcept
@@ -262,8 +284,8 @@ void no_atomic_write(ibv_qp_ex *q, uint32_t, uint64_t, const void *) noexcept
 
 void install_qp_ex_ops(ibv_qp_ex &q) noexcept
 {
-	q.wr_atomic_cmp_swp = no_atomic_cmp_swp;
-	q.wr_atomic_fetch_add = no_atomic_fetch_add;
+	q.wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	q.wr_atomic_fetch_add = wr_atomic_fetch_add;
 	q.wr_bind_mw = no_bind_mw;
 	q.wr_local_inv = no_local_inv;
 	q.wr_rdma_read = wr_rdma_read;

@@ -92,7 +92,13 @@ bool uwr_opcode(ibv_wr_opcode op, uint8_t *out) noexcept
 	case IBV_WR_SEND_WITH_IMM:
 		*out = KIWI_UWR_SEND_IMM;
 		return true;
-	default:	// atomics, MW, LOCAL_INV, TSO
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		*out = KIWI_UWR_ATOMIC_FADD;
+		return true;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		*out = KIWI_UWR_ATOMIC_CSWAP;
+		return true;
+	default:	// MW, LOCAL_INV, TSO
 		return false;
 	}
 }
@@ -131,6 +137,15 @@ void put_sges(std::span<std::byte> slot, std::span<const ibv_sge> sges) noexcept
 	}
 }
 
+void put_atomic(std::span<std::byte> slot, uint64_t compare_add,
+		uint64_t swap) noexcept
+{
+	const kiwi_uatomic a{.compare_add = compare_add, .swap = swap};
+
+	std::memcpy(sqe_payload(slot).data() + sizeof(kiwi_usge), &a,
+		    sizeof(a));
+}
+
 void encode_send_wr(const ibv_send_wr &wr, std::span<std::byte> slot) noexcept
 {
 	const auto sg = std::span<const ibv_sge>(
@@ -144,6 +159,12 @@ void encode_send_wr(const ibv_send_wr &wr, std::span<std::byte> slot) noexcept
 	    wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
 		h.rkey = wr.wr.rdma.rkey;
 		h.raddr = wr.wr.rdma.remote_addr;
+	}
+	if (wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		h.rkey = wr.wr.atomic.rkey;
+		h.raddr = wr.wr.atomic.remote_addr;
+		put_atomic(slot, wr.wr.atomic.compare_add, wr.wr.atomic.swap);
 	}
 	if (wr.opcode == IBV_WR_SEND_WITH_INV)
 		h.inv_rkey = wr.invalidate_rkey;

@@ -194,6 +194,9 @@ kiwi_usqe get_sqe_header(std::span<const std::byte> slot) noexcept;
 void put_sges(std::span<std::byte> slot,
 	      std::span<const ibv_sge> sges) noexcept;
 
+// An atomic WQE's operands, after its one SGE (the slot has room).
+void put_atomic(std::span<std::byte> slot, uint64_t compare_add,
+		uint64_t swap) noexcept;
 // Encodes a validated send WR (validate_send_chain) into a slot.
 void encode_send_wr(const ibv_send_wr &wr, std::span<std::byte> slot) noexcept;
 // Encodes a validated receive WR into an RQ/SRQ slot.

@@ -427,7 +427,8 @@ int finish_qp(Qp &qp, const ibv_qp_cap &cap, bool has_srq,
 {
 	qp.qp_id = drv.qp_id;
 	qp.sq = {drv.num_sqe, cap.max_send_sge, cap.max_inline_data,
-		 (drv.flags & KIWI_UQP_F_IMM) != 0};
+		 (drv.flags & KIWI_UQP_F_IMM) != 0,
+		 (drv.flags & KIWI_UQP_F_ATOMIC) != 0};
 	qp.rq = {has_srq ? 0 : drv.num_rqe, cap.max_recv_sge, 0};
 	if (int err = qp.attach(qp.ibv()->context->cmd_fd, drv)) {
 		ibv_cmd_destroy_qp(qp.ibv());
@@ -472,7 +473,7 @@ ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr) noexcept
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
 		return fail(EINVAL);
 	const bool ex = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	// No atomics; immediate data per QP, checked once it exists.
+	// Immediate data and atomics per QP, checked once it exists.
 	if (ex && (attr->send_ops_flags & ~kSupportedSendOps))
 		return fail(EOPNOTSUPP);
 	ibv_qp_init_attr legacy{};
@@ -498,6 +499,12 @@ ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr) noexcept
 		// Immediate data asked for where the peer is not known to take
 		// it (module parameter rfc7306_imm): refused, not promised.
 		if (ex && (attr->send_ops_flags & kImmSendOps) && !qp->sq.imm) {
+			ibv_cmd_destroy_qp(qp->ibv());
+			return fail(EOPNOTSUPP);
+		}
+		// Atomics likewise (module parameter rfc7306_atomics).
+		if (ex && (attr->send_ops_flags & kAtomicSendOps) &&
+		    !qp->sq.atomic) {
 			ibv_cmd_destroy_qp(qp->ibv());
 			return fail(EOPNOTSUPP);
 		}

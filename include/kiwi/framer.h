@@ -51,8 +51,9 @@ struct kiwi_framer {
 		struct kiwi_ctrl ctrl;
 		struct kiwi_hdr_tagged t;
 		struct kiwi_hdr_untagged u;
+		/* the longest header: an RFC 7306 Atomic Request */
 		__u8 raw[sizeof(struct kiwi_hdr_untagged) +
-			 sizeof(struct kiwi_read_req)];
+			 sizeof(struct kiwi_atomic_req)];
 	} hdr;
 	__u8 trail[KIWI_MPA_CRC_LEN + 3];	/* pad + CRC */
 	enum kiwi_fr_phase phase;

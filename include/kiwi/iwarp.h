@@ -117,9 +117,11 @@ enum kiwi_rdmap_op {
 	KIWI_OP_TERMINATE = 7,
 	/*
 	 * RFC 7306 section 4 (its table of RDMAP opcodes): 1000b and 1001b
-	 * stay reserved, 1010b/1011b are the Atomic Request and Response
-	 * (not implemented), 1100b/1101b the Immediate Data messages.
+	 * stay reserved, 1010b/1011b are the Atomic Request and Response,
+	 * 1100b/1101b the Immediate Data messages.
 	 */
+	KIWI_OP_ATOMIC_REQ = 10,
+	KIWI_OP_ATOMIC_RESP = 11,
 	KIWI_OP_IMM = 12,
 	KIWI_OP_IMM_SE = 13,
 	KIWI_OP_MAX
@@ -130,6 +132,8 @@ enum kiwi_ddp_qn {
 	KIWI_QN_SEND = 0,
 	KIWI_QN_READ_REQ = 1,
 	KIWI_QN_TERMINATE = 2,
+	KIWI_QN_ATOMIC_REQ = 3,		/* RFC 7306 */
+	KIWI_QN_ATOMIC_RESP = 4,
 	KIWI_QN_COUNT
 };
 
@@ -173,6 +177,38 @@ struct kiwi_imm {
 };
 
 #define KIWI_IMM_OFF		4	/* where the 32 verbs bits are */
+
+/*
+ * RFC 7306 Atomic Request: an untagged header on queue 3, then this.
+ * The 4-bit Atomic Operation code is the low nibble of the first word
+ * (the rest reserved, zero).  For Fetch-and-Add, data/mask are the Add
+ * Data and Add Mask; for (Compare-and-)Swap, the Swap Data and Swap
+ * Mask.  The Remote Tagged Offset is 8-byte aligned.
+ */
+struct kiwi_atomic_req {
+	__be32 aop;			/* rsvd:28 AOpCode:4 */
+	__be32 req_id;			/* Request Identifier */
+	__be32 stag;			/* Remote STag */
+	__be64 to;			/* Remote Tagged Offset */
+	__be64 data;			/* Add or Swap Data */
+	__be64 mask;			/* Add or Swap Mask */
+	__be64 cmp;			/* Compare Data */
+	__be64 cmp_mask;		/* Compare Mask */
+} __attribute__((packed));
+
+/* Atomic Response: an untagged header on queue 4, then this. */
+struct kiwi_atomic_resp {
+	__be32 req_id;			/* Original Request Identifier */
+	__be64 orig;			/* Original Remote Data Value */
+} __attribute__((packed));
+
+/* Atomic Operation codes (AOpCode). */
+enum kiwi_aop {
+	KIWI_AOP_FETCH_ADD = 0,
+	KIWI_AOP_SWAP = 1,
+	KIWI_AOP_CMP_SWAP = 2,
+};
+#define KIWI_AOP_MASK		0x0000000f
 
 /* TERMINATE: untagged header followed by this control word. */
 struct kiwi_term {
@@ -283,7 +319,13 @@ static const struct kiwi_op_desc kiwi_op_descs[KIWI_OP_MAX] = {
 	[KIWI_OP_TERMINATE] = { .hdr_len = KIWI_HDR_U +
 					   sizeof(struct kiwi_term),
 				.qn = KIWI_QN_TERMINATE, .single = true },
-	/* Holes (8-11) have hdr_len 0: kiwi_check_ctrl() refuses them. */
+	/* Holes (8, 9) have hdr_len 0: kiwi_check_ctrl() refuses them. */
+	[KIWI_OP_ATOMIC_REQ] = { .hdr_len = KIWI_HDR_U +
+					    sizeof(struct kiwi_atomic_req),
+				 .qn = KIWI_QN_ATOMIC_REQ, .single = true },
+	[KIWI_OP_ATOMIC_RESP] = { .hdr_len = KIWI_HDR_U +
+					     sizeof(struct kiwi_atomic_resp),
+				  .qn = KIWI_QN_ATOMIC_RESP, .single = true },
 	[KIWI_OP_IMM] = { .hdr_len = KIWI_HDR_U + sizeof(struct kiwi_imm),
 			  .qn = KIWI_QN_SEND, .single = true },
 	[KIWI_OP_IMM_SE] = { .hdr_len = KIWI_HDR_U + sizeof(struct kiwi_imm),

@@ -308,4 +308,171 @@ static inline void kiwi_imm_build(struct kiwi_imm *m, __u32 imm)
 	memcpy(m->data + KIWI_IMM_OFF, &v, sizeof(v));
 }
 
+/* ---- Atomic Operations (RFC 7306) ---- */
+
+/* Which rule an Atomic Request broke (for tests and logs). */
+enum kiwi_ar_why {
+	KIWI_AR_OK = 0,
+	KIWI_AR_BAD_LEN,	/* body is not exactly the 52-byte header */
+	KIWI_AR_BAD_AOP,	/* an Atomic Operation code kiwi lacks */
+	KIWI_AR_RSVD,		/* reserved bits of the first word set */
+	KIWI_AR_MISALIGNED,	/* Remote Tagged Offset not 8-byte aligned */
+};
+
+/* An Atomic Request decoded into host order. */
+struct kiwi_atomic_info {
+	__u8 aop;		/* enum kiwi_aop */
+	__u32 req_id;
+	__u32 stag;
+	__u64 to;
+	__u64 data;		/* Add or Swap Data */
+	__u64 mask;		/* Add or Swap Mask */
+	__u64 cmp;
+	__u64 cmp_mask;
+	enum kiwi_ar_why why;
+};
+
+/* Bytes an atomic operation acts on, and their alignment. */
+#define KIWI_ATOMIC_LEN		8
+
+/*
+ * Decode and check the body of an Atomic Request: the @len bytes after
+ * its untagged DDP header at @p, read only when @len is exactly
+ * sizeof(struct kiwi_atomic_req).  Another length has no Atomic Request
+ * queue entry to go into (DDP untagged, no buffer: as for a READ
+ * Request).  An unknown Atomic Operation code or reserved bits are an
+ * operation the RDMAP layer does not know (Remote Operation, Unexpected
+ * OpCode); a misaligned offset names no valid atomic target (Remote
+ * Protection, base or bounds).  The STag, its rights and bounds are the
+ * caller's to check, before this verdict counts, so that an STag that is
+ * not the peer's reads as invalid whatever else is wrong.
+ */
+static inline struct kiwi_verdict
+kiwi_atomic_req_parse(const __u8 *p, __u32 len, struct kiwi_atomic_info *ai)
+{
+	__u32 w;
+
+	memset(ai, 0, sizeof(*ai));
+	if (len != sizeof(struct kiwi_atomic_req)) {
+		ai->why = KIWI_AR_BAD_LEN;
+		return kiwi_verdict_term(KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+					 KIWI_DC_U_INVALID_MSN_NOBUF);
+	}
+	w = kiwi_get_be32(p + offsetof(struct kiwi_atomic_req, aop));
+	ai->aop = w & KIWI_AOP_MASK;
+	ai->req_id = kiwi_get_be32(p + offsetof(struct kiwi_atomic_req,
+						req_id));
+	ai->stag = kiwi_get_be32(p + offsetof(struct kiwi_atomic_req, stag));
+	ai->to = kiwi_get_be64(p + offsetof(struct kiwi_atomic_req, to));
+	ai->data = kiwi_get_be64(p + offsetof(struct kiwi_atomic_req, data));
+	ai->mask = kiwi_get_be64(p + offsetof(struct kiwi_atomic_req, mask));
+	ai->cmp = kiwi_get_be64(p + offsetof(struct kiwi_atomic_req, cmp));
+	ai->cmp_mask = kiwi_get_be64(p + offsetof(struct kiwi_atomic_req,
+						  cmp_mask));
+	if (ai->aop > KIWI_AOP_CMP_SWAP)
+		ai->why = KIWI_AR_BAD_AOP;
+	else if (w & ~KIWI_AOP_MASK)
+		ai->why = KIWI_AR_RSVD;
+	else if (ai->to & (KIWI_ATOMIC_LEN - 1))
+		ai->why = KIWI_AR_MISALIGNED;
+	switch (ai->why) {
+	case KIWI_AR_BAD_AOP:
+	case KIWI_AR_RSVD:
+		return kiwi_verdict_term(KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+					 KIWI_RC_UNEXPECTED_OP);
+	case KIWI_AR_MISALIGNED:
+		return kiwi_verdict_term(KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+					 KIWI_RC_BASE_BOUNDS);
+	default:
+		return (struct kiwi_verdict){ .ok = true };
+	}
+}
+
+/*
+ * The new value of a remote word @old under request @ai, or @old itself
+ * when the operation leaves it alone (a compare that fails).
+ *
+ * Fetch-and-Add adds the Add Data; a bit set in the Add Mask ends a
+ * field there: the carry out of that bit is not passed to the next one
+ * (all-zero mask: one 64-bit add).  Swap and Compare-and-Swap replace
+ * the bits the Swap Mask selects with the Swap Data's; Compare-and-Swap
+ * only if the bits the Compare Mask selects equal the Compare Data's.
+ */
+static inline __u64 kiwi_atomic_apply(const struct kiwi_atomic_info *ai,
+				      __u64 old)
+{
+	__u64 sum = 0, carry = 0;
+	int i;
+
+	switch (ai->aop) {
+	case KIWI_AOP_FETCH_ADD:
+		if (!ai->mask)
+			return old + ai->data;
+		for (i = 0; i < 64; i++) {
+			__u64 a = old >> i & 1, b = ai->data >> i & 1;
+			__u64 s = a ^ b ^ carry;
+
+			carry = (a & b) | (a & carry) | (b & carry);
+			if (ai->mask >> i & 1)
+				carry = 0;
+			sum |= s << i;
+		}
+		return sum;
+	case KIWI_AOP_CMP_SWAP:
+		if ((old ^ ai->cmp) & ai->cmp_mask)
+			return old;
+		return (old & ~ai->mask) | (ai->data & ai->mask);
+	default:
+		return (old & ~ai->mask) | (ai->data & ai->mask);
+	}
+}
+
+/*
+ * The 52 bytes of a Fetch-and-Add (@cmp_swap false: add @data, no
+ * field boundaries) or a Compare-and-Swap (@cmp_swap: all 64 bits
+ * compared with @cmp and, if equal, replaced by @data), as verbs has them.
+ */
+static inline void kiwi_atomic_req_build(struct kiwi_atomic_req *r,
+					 bool cmp_swap, __u32 req_id,
+					 __u32 stag, __u64 to, __u64 data,
+					 __u64 cmp)
+{
+	memset(r, 0, sizeof(*r));
+	r->aop = kiwi_cpu32(cmp_swap ? KIWI_AOP_CMP_SWAP : KIWI_AOP_FETCH_ADD);
+	r->req_id = kiwi_cpu32(req_id);
+	r->stag = kiwi_cpu32(stag);
+	r->to = kiwi_cpu64(to);
+	r->data = kiwi_cpu64(data);
+	if (cmp_swap) {
+		r->mask = kiwi_cpu64(~(__u64)0);
+		r->cmp = kiwi_cpu64(cmp);
+		r->cmp_mask = kiwi_cpu64(~(__u64)0);
+	}
+}
+
+/*
+ * Decode an Atomic Response body (@len bytes at @p, read only when it
+ * is exactly sizeof(struct kiwi_atomic_resp)).  Any other length has no
+ * place to go: DDP untagged, message too long (as Immediate Data).
+ */
+static inline struct kiwi_verdict
+kiwi_atomic_resp_parse(const __u8 *p, __u32 len, __u32 *req_id, __u64 *orig)
+{
+	*req_id = 0;
+	*orig = 0;
+	if (len != sizeof(struct kiwi_atomic_resp))
+		return kiwi_verdict_term(KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+					 KIWI_DC_U_MSG_TOOLONG);
+	*req_id = kiwi_get_be32(p + offsetof(struct kiwi_atomic_resp, req_id));
+	*orig = kiwi_get_be64(p + offsetof(struct kiwi_atomic_resp, orig));
+	return (struct kiwi_verdict){ .ok = true };
+}
+
+static inline void kiwi_atomic_resp_build(struct kiwi_atomic_resp *r,
+					  __u32 req_id, __u64 orig)
+{
+	r->req_id = kiwi_cpu32(req_id);
+	r->orig = kiwi_cpu64(orig);
+}
+
 #endif /* KIWI_RDMAP_H */

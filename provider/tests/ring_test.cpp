@@ -150,6 +150,38 @@ TEST(Encode, SendWithSges)
 	EXPECT_EQ(u[1].lkey, 8u);
 }
 
+TEST(Encode, Atomic)
+{
+	std::array<std::byte, 64> slot{};
+	ibv_sge sg{0x3000, 8, 9};
+	ibv_send_wr wr{};
+
+	wr.wr_id = 7;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.rkey = 0x55;
+	wr.wr.atomic.remote_addr = 0x10008;
+	wr.wr.atomic.compare_add = 3;
+	wr.wr.atomic.swap = 4;
+	encode_send_wr(wr, slot);
+
+	const kiwi_usqe h = get_sqe_header(slot);
+	EXPECT_EQ(h.opcode, KIWI_UWR_ATOMIC_CSWAP);
+	EXPECT_EQ(h.num_sge, 1);
+	EXPECT_EQ(h.rkey, 0x55u);
+	EXPECT_EQ(h.raddr, 0x10008u);
+	kiwi_usge u;
+	kiwi_uatomic a;
+	std::memcpy(&u, slot.data() + sizeof(kiwi_usqe), sizeof(u));
+	std::memcpy(&a, slot.data() + sizeof(kiwi_usqe) + sizeof(u),
+		    sizeof(a));
+	EXPECT_EQ(u.addr, 0x3000u);
+	EXPECT_EQ(u.length, 8u);
+	EXPECT_EQ(a.compare_add, 3u);
+	EXPECT_EQ(a.swap, 4u);
+}
+
 TEST(Encode, InlineSendInv)
 {
 	std::array<std::byte, 96> slot{};
@@ -206,13 +238,35 @@ TEST(Encode, SendOpcodeRules)
 	wr.send_flags = IBV_SEND_INLINE;
 	EXPECT_EQ(validate_send_op(wr), EINVAL);
 	wr.send_flags = 0;
-	for (auto bad : {IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-			 IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_TSO}) {
+	for (auto bad : {IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_TSO}) {
 		wr.opcode = bad;
 		EXPECT_EQ(validate_send_op(wr), EOPNOTSUPP) << bad;
-		EXPECT_EQ(validate_send_op(wr, true), EOPNOTSUPP) << bad;
+		EXPECT_EQ(validate_send_op(wr, true, true), EOPNOTSUPP) << bad;
 		EXPECT_FALSE(uwr_opcode(bad, &op));
 	}
+	// Atomics: only on a QP that may send them (KIWI_UQP_F_ATOMIC),
+	// with exactly one 8-byte SGE, not inline.
+	ibv_sge asge{.addr = 0x1000, .length = 8, .lkey = 1};
+	for (auto at : {IBV_WR_ATOMIC_CMP_AND_SWP,
+			IBV_WR_ATOMIC_FETCH_AND_ADD}) {
+		wr.opcode = at;
+		wr.sg_list = &asge;
+		wr.num_sge = 1;
+		EXPECT_EQ(validate_send_op(wr), EOPNOTSUPP) << at;
+		EXPECT_EQ(validate_send_op(wr, true), EOPNOTSUPP) << at;
+		EXPECT_EQ(validate_send_op(wr, false, true), 0) << at;
+		asge.length = 4;
+		EXPECT_EQ(validate_send_op(wr, false, true), EINVAL) << at;
+		asge.length = 8;
+		wr.num_sge = 2;
+		EXPECT_EQ(validate_send_op(wr, false, true), EINVAL) << at;
+		wr.num_sge = 1;
+		wr.send_flags = IBV_SEND_INLINE;
+		EXPECT_EQ(validate_send_op(wr, false, true), EINVAL) << at;
+		wr.send_flags = 0;
+		EXPECT_TRUE(uwr_opcode(at, &op));
+	}
+	wr.sg_list = nullptr;
 	// Immediate data: only on a QP that may send it (KIWI_UQP_F_IMM).
 	wr.num_sge = 0;
 	for (auto imm : {IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE_WITH_IMM}) {

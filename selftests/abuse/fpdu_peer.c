@@ -29,6 +29,12 @@
  * msn_bad, mo_bad, read_huge, read_msn, read_sink_wrap (a sink range
  * past 2^64), read_long (4 bytes more than a READ Request), term_bogus
  * and term_flood (the
+ * stream just ends); RFC 7306 atomics: atomic_req (a fetch-and-add on
+ * the victim's region, which lacks REMOTE_ATOMIC), atomic_stag (an
+ * unknown STag), atomic_long (4 bytes more than an Atomic Request),
+ * atomic_resp (an Atomic Response nobody asked for): with -A (the
+ * victim's QP was created with rfc7306_atomics on) each its own
+ * TERMINATE, without it every one RDMAP unexpected opcode (the
  * stream just ends), byte_by_byte (a WRITE one byte per segment, read
  * back with an RDMA READ: the bytes must match).
  *
@@ -40,7 +46,7 @@
  * "fpdu_peer: ok" or "fpdu_peer: FAILED ...".  Exit status 0 if the
  * victim answered as the RFCs say, 1 if not, 2 on usage errors.
  *
- *   fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r]
+ *   fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,6 +66,7 @@
 
 #include <kiwi/crc32c.h>
 #include <kiwi/iwarp.h>
+#include <kiwi/rdmap.h>
 
 #include "abuse.h"
 
@@ -575,6 +582,39 @@ static void s_read_long(void)
 	send_read_req_to(1, 0, 16, v_rkey(), v_addr(), 4);
 }
 
+/* RFC 7306 atomics: an Atomic Request (queue 3), @extra bytes longer. */
+static void send_atomic_req(uint32_t stag, uint64_t to, uint32_t extra)
+{
+	uint8_t body[sizeof(struct kiwi_atomic_req) + 4] = { 0 };
+	struct kiwi_hdr_untagged h =
+		untagged(kiwi_ddp_rdmap(KIWI_OP_ATOMIC_REQ, true),
+			 KIWI_QN_ATOMIC_REQ, 1, 0);
+
+	kiwi_atomic_req_build((struct kiwi_atomic_req *)body, false, 1, stag,
+			      to, 1, 0);
+	send_fpdu(&h, sizeof(h), body, sizeof(struct kiwi_atomic_req) + extra);
+}
+
+static bool atomics_on;		/* -A: the victim's QP has atomics */
+
+static void s_atomic_req(void) { send_atomic_req(v_rkey(), v_addr(), 0); }
+static void s_atomic_stag(void)
+{
+	send_atomic_req(v_rkey() ^ 0x5a5a00, v_addr(), 0);
+}
+static void s_atomic_long(void) { send_atomic_req(v_rkey(), v_addr(), 4); }
+
+static void s_atomic_resp(void)
+{
+	struct kiwi_atomic_resp r;
+	struct kiwi_hdr_untagged h =
+		untagged(kiwi_ddp_rdmap(KIWI_OP_ATOMIC_RESP, true),
+			 KIWI_QN_ATOMIC_RESP, 1, 0);
+
+	kiwi_atomic_resp_build(&r, 1, 0);
+	send_fpdu(&h, sizeof(h), &r, sizeof(r));
+}
+
 /* TERMINATEs: with bogus header-present bits and length, and a flood. */
 static void s_term_bogus(void)
 {
@@ -688,6 +728,14 @@ static const struct scenario scenarios[] = {
 	  TERM(KIWI_TL_RDMAP, KIWI_RT_PROTECTION, KIWI_RC_TO_WRAP) },
 	{ "read_long", s_read_long,
 	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_MSN_NOBUF) },
+	{ "atomic_req", s_atomic_req,
+	  TERM(KIWI_TL_RDMAP, KIWI_RT_PROTECTION, KIWI_RC_ACCESS_RIGHTS) },
+	{ "atomic_stag", s_atomic_stag,
+	  TERM(KIWI_TL_RDMAP, KIWI_RT_PROTECTION, KIWI_RC_INVALID_STAG) },
+	{ "atomic_long", s_atomic_long,
+	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_MSN_NOBUF) },
+	{ "atomic_resp", s_atomic_resp,
+	  TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION, KIWI_RC_UNEXPECTED_OP) },
 	{ "term_bogus", s_term_bogus, GOT_EOF },
 	{ "term_flood", s_term_flood, GOT_EOF },
 	{ "byte_by_byte", NULL, 0 },
@@ -709,6 +757,11 @@ static int run_scenario(const struct scenario *sc)
 		return s_byte_by_byte();
 	sc->send();
 	printf("# sent %s\n", sc->name);
+	/* Without atomics the victim knows no atomic opcode at all. */
+	if (!atomics_on && !strncmp(sc->name, "atomic_", 7))
+		return expect_term(await_terminate(10000, NULL),
+				   TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+					KIWI_RC_UNEXPECTED_OP));
 	return expect_term(await_terminate(10000, NULL), sc->want);
 }
 
@@ -907,7 +960,7 @@ int main(int argc, char **argv)
 	bool ready = false;
 	int one = 1;
 
-	while ((c = getopt(argc, argv, "a:p:m:s:n:r")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:m:s:n:rA")) != -1) {
 		switch (c) {
 		case 'a': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -915,6 +968,7 @@ int main(int argc, char **argv)
 		case 's': secs = atoi(optarg); break;
 		case 'n': count = atoi(optarg); break;
 		case 'r': ready = true; break;
+		case 'A': atomics_on = true; break;
 		default: mode = NULL; optind = argc; break;
 		}
 	}
@@ -924,7 +978,7 @@ int main(int argc, char **argv)
 	     !is_handshake_mode(mode) && !find_scenario(mode))) {
 		size_t i;
 
-		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r]\nmodes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood");
+		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A]\nmodes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
 		fprintf(stderr, "\n");

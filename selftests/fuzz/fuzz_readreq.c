@@ -27,6 +27,14 @@
  * Immediate Data header the framer completes): accepted exactly when it
  * is 8 bytes, the value from its last four, else the one TERMINATE
  * (DDP untagged, message too long), and never a read past the body.
+ *
+ * And through the RFC 7306 atomic parsers: kiwi_atomic_req_parse()
+ * accepts exactly a 52-byte body with a known operation code, no
+ * reserved bits and an 8-byte aligned offset, its fields re-encode to
+ * the input, and each refusal is the TERMINATE rx.c sends for it;
+ * kiwi_atomic_resp_parse() accepts exactly 12 bytes.  For an accepted
+ * request, kiwi_atomic_apply() matches a bit-by-bit model of the masked
+ * add and of (compare-and-)swap.
  */
 #include "fuzz.h"
 
@@ -136,6 +144,67 @@ static void check_imm(const uint8_t *p, uint32_t len)
 		    v.ecode == KIWI_DC_U_MSG_TOOLONG);
 }
 
+/* A bit-at-a-time model of RFC 7306's operations on @old. */
+static uint64_t atomic_model(const struct kiwi_atomic_info *ai, uint64_t old)
+{
+	uint64_t r = 0, c = 0;
+	int i;
+
+	if (ai->aop == KIWI_AOP_CMP_SWAP && ((old ^ ai->cmp) & ai->cmp_mask))
+		return old;
+	if (ai->aop != KIWI_AOP_FETCH_ADD)
+		return (old & ~ai->mask) | (ai->data & ai->mask);
+	for (i = 0; i < 64; i++) {
+		unsigned int a = old >> i & 1, b = ai->data >> i & 1;
+
+		r |= (uint64_t)((a + b + c) & 1) << i;
+		c = (a + b + c) >> 1;
+		if (ai->mask >> i & 1)
+			c = 0;
+	}
+	return r;
+}
+
+static void check_atomic(const uint8_t *p, uint32_t len)
+{
+	struct kiwi_atomic_info ai;
+	struct kiwi_verdict v = kiwi_atomic_req_parse(p, len, &ai);
+	__u32 id;
+	__u64 orig;
+	bool good;
+
+	if (len != sizeof(struct kiwi_atomic_req)) {
+		FUZZ_ASSERT(!v.ok && ai.why == KIWI_AR_BAD_LEN);
+		FUZZ_ASSERT(v.layer == KIWI_TL_DDP &&
+			    v.etype == KIWI_DT_UNTAGGED &&
+			    v.ecode == KIWI_DC_U_INVALID_MSN_NOBUF);
+	} else {
+		good = (be(p, 4) & 0xfffffff0u) == 0 && (p[3] & 0xf) <= 2 &&
+		       (be(p + 12, 8) & 7) == 0;
+		FUZZ_ASSERT(v.ok == good);
+		FUZZ_ASSERT(ai.aop == (p[3] & 0xf) && ai.req_id == be(p + 4, 4) &&
+			    ai.stag == be(p + 8, 4) && ai.to == be(p + 12, 8) &&
+			    ai.data == be(p + 20, 8) && ai.mask == be(p + 28, 8) &&
+			    ai.cmp == be(p + 36, 8) &&
+			    ai.cmp_mask == be(p + 44, 8));
+		if (!v.ok)
+			FUZZ_ASSERT(v.layer == KIWI_TL_RDMAP &&
+				    ((v.etype == KIWI_RT_OPERATION &&
+				      v.ecode == KIWI_RC_UNEXPECTED_OP) ||
+				     (v.etype == KIWI_RT_PROTECTION &&
+				      v.ecode == KIWI_RC_BASE_BOUNDS)));
+		else
+			FUZZ_ASSERT(kiwi_atomic_apply(&ai, ai.cmp ^ ai.data) ==
+				    atomic_model(&ai, ai.cmp ^ ai.data) &&
+				    kiwi_atomic_apply(&ai, ai.cmp) ==
+				    atomic_model(&ai, ai.cmp));
+	}
+	v = kiwi_atomic_resp_parse(p, len, &id, &orig);
+	FUZZ_ASSERT(v.ok == (len == sizeof(struct kiwi_atomic_resp)));
+	if (v.ok)
+		FUZZ_ASSERT(id == be(p, 4) && orig == be(p + 4, 8));
+}
+
 /* Frame @s until a READ Request's header is in; check it as rx.c does. */
 static void stream(const uint8_t *s, uint32_t len, uint32_t max)
 {
@@ -156,6 +225,16 @@ static void stream(const uint8_t *s, uint32_t len, uint32_t max)
 		if (fr.op == KIWI_OP_IMM || fr.op == KIWI_OP_IMM_SE)
 			check_imm(fr.hdr.raw + sizeof(struct kiwi_hdr_untagged),
 				  sizeof(struct kiwi_imm) + fr.data_rem);
+		if (fr.op == KIWI_OP_ATOMIC_REQ)
+			check_atomic(fr.hdr.raw +
+				     sizeof(struct kiwi_hdr_untagged),
+				     sizeof(struct kiwi_atomic_req) +
+				     fr.data_rem);
+		if (fr.op == KIWI_OP_ATOMIC_RESP)
+			check_atomic(fr.hdr.raw +
+				     sizeof(struct kiwi_hdr_untagged),
+				     sizeof(struct kiwi_atomic_resp) +
+				     fr.data_rem);
 		if (fr.op != KIWI_OP_READ_REQ)
 			continue;
 		check(fr.hdr.raw + sizeof(struct kiwi_hdr_untagged),
@@ -181,6 +260,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(body, data + 1, len);
 	check(body, len, max);
 	check_imm(body, len);
+	check_atomic(body, len);
 	free(body);
 	return 0;
 }

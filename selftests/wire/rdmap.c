@@ -331,14 +331,181 @@ TEST(imm_ctrl)
 	r = ctrl(KIWI_OP_IMM, true, true, 26);
 	EXPECT_FALSE(r.ok);
 	EXPECT_EQ(r.ecode, KIWI_RC_UNEXPECTED_OP);
-	/* Reserved and unimplemented (atomics) opcodes stay refused. */
+	/* Reserved opcodes stay refused. */
 	for (op = 8; op < 16; op++) {
-		if (op == KIWI_OP_IMM || op == KIWI_OP_IMM_SE)
+		if (op == KIWI_OP_IMM || op == KIWI_OP_IMM_SE ||
+		    op == KIWI_OP_ATOMIC_REQ || op == KIWI_OP_ATOMIC_RESP)
 			continue;
 		r = ctrl(op, false, true, 60);
 		EXPECT_FALSE(r.ok);
 		EXPECT_EQ(r.layer, KIWI_TL_RDMAP);
 		EXPECT_EQ(r.ecode, KIWI_RC_UNEXPECTED_OP);
+	}
+}
+
+/* An Atomic Request body: CmpSwap, id 7, STag 0xa1b2c3d4 @ 0x1008. */
+static void atomic_body(__u8 *b, __u32 aop_word, __u64 to)
+{
+	memset(b, 0, sizeof(struct kiwi_atomic_req));
+	put_be32(b, aop_word);
+	put_be32(b + 4, 7);
+	put_be32(b + 8, 0xa1b2c3d4);
+	put_be64(b + 12, to);
+	put_be64(b + 20, 0x1111);		/* swap data */
+	put_be64(b + 28, ~0ULL);		/* swap mask */
+	put_be64(b + 36, 0x2222);		/* compare data */
+	put_be64(b + 44, ~0ULL);		/* compare mask */
+}
+
+/* The opcode table has the RFC 7306 Atomic Request and Response. */
+TEST(atomic_ctrl)
+{
+	struct kiwi_ctrl_check r;
+
+	EXPECT_EQ(sizeof(struct kiwi_atomic_req), 52);
+	EXPECT_EQ(sizeof(struct kiwi_atomic_resp), 12);
+	EXPECT_EQ(kiwi_hdr_len(KIWI_OP_ATOMIC_REQ), 20 + 52);
+	EXPECT_EQ(kiwi_hdr_len(KIWI_OP_ATOMIC_RESP), 20 + 12);
+	EXPECT_EQ(kiwi_op(KIWI_OP_ATOMIC_REQ)->qn, KIWI_QN_ATOMIC_REQ);
+	EXPECT_EQ(kiwi_op(KIWI_OP_ATOMIC_RESP)->qn, KIWI_QN_ATOMIC_RESP);
+	EXPECT_EQ(kiwi_ddp_rdmap(KIWI_OP_ATOMIC_REQ, true), 0x414a);
+	r = ctrl(KIWI_OP_ATOMIC_REQ, false, true, 70);
+	EXPECT_TRUE(r.ok);
+	EXPECT_EQ(r.hdr_len, 72);
+	r = ctrl(KIWI_OP_ATOMIC_RESP, false, true, 30);
+	EXPECT_TRUE(r.ok);
+	r = ctrl(KIWI_OP_ATOMIC_REQ, false, true, 69);
+	EXPECT_FALSE(r.ok);
+	EXPECT_EQ(r.etype, KIWI_DT_CATASTROPHIC);
+	r = ctrl(KIWI_OP_ATOMIC_REQ, false, false, 70);
+	EXPECT_FALSE(r.ok);
+	EXPECT_EQ(r.ecode, KIWI_DC_U_INVALID_MO);
+	r = ctrl(KIWI_OP_ATOMIC_RESP, true, true, 30);
+	EXPECT_FALSE(r.ok);
+	EXPECT_EQ(r.ecode, KIWI_RC_UNEXPECTED_OP);
+}
+
+TEST(atomic_req_decode)
+{
+	__u8 b[52];
+	struct kiwi_atomic_info ai;
+	struct kiwi_verdict v;
+
+	atomic_body(b, KIWI_AOP_CMP_SWAP, 0x1008);
+	v = kiwi_atomic_req_parse(b, sizeof(b), &ai);
+	EXPECT_TRUE(v.ok);
+	EXPECT_EQ(ai.aop, KIWI_AOP_CMP_SWAP);
+	EXPECT_EQ(ai.req_id, 7);
+	EXPECT_EQ(ai.stag, 0xa1b2c3d4);
+	EXPECT_EQ(ai.to, 0x1008);
+	EXPECT_EQ(ai.data, 0x1111);
+	EXPECT_EQ(ai.mask, ~0ULL);
+	EXPECT_EQ(ai.cmp, 0x2222);
+	EXPECT_EQ(ai.cmp_mask, ~0ULL);
+}
+
+/* Each rule of the body and the TERMINATE it earns. */
+TEST(atomic_req_rules)
+{
+	__u8 b[60];
+	struct kiwi_atomic_info ai;
+	struct kiwi_verdict v;
+	__u32 len;
+
+	atomic_body(b, KIWI_AOP_FETCH_ADD, 0x1008);
+	for (len = 0; len < sizeof(b); len++) {
+		v = kiwi_atomic_req_parse(b, len, &ai);
+		if (len == 52) {
+			EXPECT_TRUE(v.ok);
+			continue;
+		}
+		EXPECT_FALSE(v.ok);
+		EXPECT_EQ(ai.why, KIWI_AR_BAD_LEN);
+		EXPECT_EQ(v.layer, KIWI_TL_DDP);
+		EXPECT_EQ(v.etype, KIWI_DT_UNTAGGED);
+		EXPECT_EQ(v.ecode, KIWI_DC_U_INVALID_MSN_NOBUF);
+	}
+	atomic_body(b, 3, 0x1008);
+	v = kiwi_atomic_req_parse(b, 52, &ai);
+	EXPECT_FALSE(v.ok);
+	EXPECT_EQ(ai.why, KIWI_AR_BAD_AOP);
+	EXPECT_EQ(v.layer, KIWI_TL_RDMAP);
+	EXPECT_EQ(v.etype, KIWI_RT_OPERATION);
+	EXPECT_EQ(v.ecode, KIWI_RC_UNEXPECTED_OP);
+	atomic_body(b, 0x100 | KIWI_AOP_FETCH_ADD, 0x1008);
+	v = kiwi_atomic_req_parse(b, 52, &ai);
+	EXPECT_EQ(ai.why, KIWI_AR_RSVD);
+	for (len = 1; len < 8; len++) {
+		atomic_body(b, KIWI_AOP_FETCH_ADD, 0x1000 + len);
+		v = kiwi_atomic_req_parse(b, 52, &ai);
+		EXPECT_FALSE(v.ok);
+		EXPECT_EQ(ai.why, KIWI_AR_MISALIGNED);
+		EXPECT_EQ(v.layer, KIWI_TL_RDMAP);
+		EXPECT_EQ(v.etype, KIWI_RT_PROTECTION);
+		EXPECT_EQ(v.ecode, KIWI_RC_BASE_BOUNDS);
+	}
+}
+
+/* Build and parse agree; the arithmetic of each operation. */
+TEST(atomic_apply)
+{
+	struct kiwi_atomic_req r;
+	struct kiwi_atomic_info ai;
+	struct kiwi_verdict v;
+
+	kiwi_atomic_req_build(&r, false, 9, 0x1234, 0x40, 5, 0);
+	v = kiwi_atomic_req_parse((const __u8 *)&r, sizeof(r), &ai);
+	EXPECT_TRUE(v.ok);
+	EXPECT_EQ(ai.aop, KIWI_AOP_FETCH_ADD);
+	EXPECT_EQ(ai.mask, 0);
+	EXPECT_EQ(kiwi_atomic_apply(&ai, 10), 15);
+	EXPECT_EQ(kiwi_atomic_apply(&ai, ~0ULL), 4);	/* wraps */
+	/* Masked add: a boundary at bit 31 keeps the halves apart. */
+	ai.mask = 1ULL << 31;
+	ai.data = 1;
+	EXPECT_EQ(kiwi_atomic_apply(&ai, 0xffffffffULL), 0);
+	ai.mask = 0;
+	EXPECT_EQ(kiwi_atomic_apply(&ai, 0xffffffffULL), 0x100000000ULL);
+	ai.mask = 1ULL << 31;
+	ai.data = 0x0000000100000001ULL;
+	EXPECT_EQ(kiwi_atomic_apply(&ai, 0x00000001ffffffffULL),
+		  0x0000000200000000ULL);
+
+	kiwi_atomic_req_build(&r, true, 10, 0x1234, 0x40, 77, 3);
+	v = kiwi_atomic_req_parse((const __u8 *)&r, sizeof(r), &ai);
+	EXPECT_TRUE(v.ok);
+	EXPECT_EQ(ai.aop, KIWI_AOP_CMP_SWAP);
+	EXPECT_EQ(ai.req_id, 10);
+	EXPECT_EQ(kiwi_atomic_apply(&ai, 3), 77);	/* hit */
+	EXPECT_EQ(kiwi_atomic_apply(&ai, 4), 4);	/* miss */
+	/* Masked compare and swap: only the low byte compared/replaced. */
+	ai.cmp_mask = 0xff;
+	ai.mask = 0xff;
+	EXPECT_EQ(kiwi_atomic_apply(&ai, 0xab03), 0xab4d);
+	ai.aop = KIWI_AOP_SWAP;
+	EXPECT_EQ(kiwi_atomic_apply(&ai, 0xab99), 0xab4d);
+}
+
+TEST(atomic_resp)
+{
+	struct kiwi_atomic_resp r;
+	struct kiwi_verdict v;
+	__u8 buf[16] = { 0 };
+	__u32 id, len;
+	__u64 orig;
+
+	kiwi_atomic_resp_build(&r, 0xdeadbeef, 0x0102030405060708ULL);
+	v = kiwi_atomic_resp_parse((const __u8 *)&r, sizeof(r), &id, &orig);
+	EXPECT_TRUE(v.ok);
+	EXPECT_EQ(id, 0xdeadbeef);
+	EXPECT_EQ(orig, 0x0102030405060708ULL);
+	for (len = 0; len < sizeof(buf); len++) {
+		if (len == 12)
+			continue;
+		v = kiwi_atomic_resp_parse(buf, len, &id, &orig);
+		EXPECT_FALSE(v.ok);
+		EXPECT_EQ(v.layer, KIWI_TL_DDP);
+		EXPECT_EQ(v.ecode, KIWI_DC_U_MSG_TOOLONG);
 	}
 }
 

@@ -134,6 +134,15 @@ enum kiwi_uwr_opcode {
 	 */
 	KIWI_UWR_RDMA_WRITE_IMM = 4,
 	KIWI_UWR_SEND_IMM = 5,
+	/*
+	 * RFC 7306 atomics, only on a QP whose create response has
+	 * KIWI_UQP_F_ATOMIC: one 8-byte SGE (where the original remote
+	 * value goes), not inline, then struct kiwi_uatomic at payload
+	 * offset sizeof(struct kiwi_usge).  Such a QP's sq_stride always
+	 * has room for both.  Added in ABI 2 like the *_IMM opcodes.
+	 */
+	KIWI_UWR_ATOMIC_FADD = 6,
+	KIWI_UWR_ATOMIC_CSWAP = 7,
 	KIWI_UWR_NUM_OPCODES
 };
 
@@ -164,6 +173,12 @@ struct kiwi_usqe {
 		__u32 imm_data;	/* *_IMM: immediate data, host order */
 	};
 	__aligned_u64 raddr;	/* RDMA WRITE/READ: remote tagged offset */
+};
+
+/* The operands of an atomic WQE, after its SGE (host order). */
+struct kiwi_uatomic {
+	__aligned_u64 compare_add;	/* FADD: the addend; CSWAP: compare */
+	__aligned_u64 swap;		/* CSWAP: the new value */
 };
 
 /*
@@ -238,6 +253,8 @@ enum {
 	/* WRs with immediate data may be posted (module parameter
 	 * rfc7306_imm was set when the QP was created). */
 	KIWI_UQP_F_IMM = 1 << 0,
+	/* Atomic WRs may be posted (module parameter rfc7306_atomics). */
+	KIWI_UQP_F_ATOMIC = 1 << 1,
 };
 
 /* Response to ibv_create_srq(). */
