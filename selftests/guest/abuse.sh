@@ -457,12 +457,25 @@ case_peer_scenarios() {
 		  read_sink_wrap:terminate_sent_rdmap \
 		  read_long:read_requests_beyond_ird \
 		  term_bogus:terminate_received term_flood:terminate_received \
-		  byte_by_byte:read_requests_served; do
+		  byte_by_byte:read_requests_served \
+		  atomic_req:terminate_sent_rdmap atomic_stag:terminate_sent_rdmap \
+		  atomic_long:terminate_sent_rdmap atomic_resp:terminate_sent_rdmap; do
 		peer_case "peer_${sc%%:*}" $port "" "-m ${sc%%:*}" \
 			"hostile peer: ${sc%%:*}, counted in ${sc#*:}" \
 			fpdu_peer "kiwi1 ${sc#*:}"
 		port=$((port + 1))
 	done
+	# The same Atomic Requests to a QP that has RFC 7306 atomics: each
+	# is refused by its own check (access, STag, length).
+	echo 1 >/sys/module/kiwi/parameters/rfc7306_atomics
+	for sc in atomic_req:terminate_sent_rdmap atomic_stag:terminate_sent_rdmap \
+		  atomic_long:terminate_sent_ddp atomic_resp:terminate_sent_rdmap; do
+		peer_case "peer_${sc%%:*}_atomics_on" $port "" "-m ${sc%%:*} -A" \
+			"hostile peer, rfc7306_atomics=1: ${sc%%:*}, counted in ${sc#*:}" \
+			fpdu_peer "kiwi1 ${sc#*:}"
+		port=$((port + 1))
+	done
+	echo 0 >/sys/module/kiwi/parameters/rfc7306_atomics
 	touch "$TMPD/stop"
 	wait $bpid
 	bad=$(awk '$2 != 0 || $3 != 0' "$TMPD/rounds")
