@@ -427,7 +427,14 @@ bystander() {
 		crc=$?
 		wait $spid
 		src=$?
-		echo "$n $crc $src" >>"$TMPD/rounds"
+		# rping's own exit race (lib.sh rping_exit_race) is counted
+		# apart: fourth column "race".
+		if rping_exit_race $crc "$TMPD/bc" $src ||
+		   rping_exit_race $src "$TMPD/bs" $crc; then
+			echo "$n $crc $src race" >>"$TMPD/rounds"
+		else
+			echo "$n $crc $src" >>"$TMPD/rounds"
+		fi
 		if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
 			cp "$TMPD/bc" "$TMPD/bad-round-$n-client"
 			cp "$TMPD/bs" "$TMPD/bad-round-$n-server"
@@ -438,7 +445,7 @@ bystander() {
 }
 
 case_peer_scenarios() {
-	local bpid port=7410 sc bad
+	local bpid port=7410 sc bad races
 	trace_on	# a failed bystander round shows its connection's events
 	bystander &
 	bpid=$!
@@ -478,9 +485,17 @@ case_peer_scenarios() {
 	echo 0 >/sys/module/kiwi/parameters/rfc7306_atomics
 	touch "$TMPD/stop"
 	wait $bpid
-	bad=$(awk '$2 != 0 || $3 != 0' "$TMPD/rounds")
-	if [ -s "$TMPD/rounds" ] && [ -z "$bad" ]; then
-		ok "peer_others_unaffected: $(wc -l <"$TMPD/rounds") rping -V rounds on the same devices passed meanwhile"
+	bad=$(awk '($2 != 0 || $3 != 0) && $4 != "race"' "$TMPD/rounds")
+	races=$(awk '$4 == "race"' "$TMPD/rounds" | wc -l)
+	if [ "$races" -gt 0 ]; then
+		echo "# $races bystander round(s) lost to rping's own exit race (rdma-core f3ae6534a), not counted:"
+		tail -n 3 "$TMPD"/bad-round-*-client "$TMPD"/bad-round-*-server | diag
+	fi
+	if [ -s "$TMPD/rounds" ] && [ -z "$bad" ] &&
+	   [ "$(wc -l <"$TMPD/rounds")" -gt "$races" ]; then
+		local note=""
+		[ "$races" -eq 0 ] || note=" ($races lost to the rping exit race)"
+		ok "peer_others_unaffected: $(($(wc -l <"$TMPD/rounds") - races)) rping -V rounds on the same devices passed meanwhile$note"
 	else
 		notok "peer_others_unaffected: rping rounds (n client server): $(tr '\n' ';' <"$TMPD/rounds")"
 		tail -n 8 "$TMPD"/bad-round-*-client "$TMPD"/bad-round-*-server | diag

@@ -232,22 +232,46 @@ pair_verdict() {
 	fi
 }
 
+# rping_exit_race RC OUT OTHER_RC: one rping (exit status RC, output OUT)
+# failed only by rping's own race at exit -- its CM event thread read the
+# event channel the main thread was destroying ("rdma_get_cm_event: Bad
+# file descriptor", exit 255 right after the DISCONNECT event, no other
+# complaint) -- while the other side (OTHER_RC) passed.  Fixed upstream
+# after rdma-core 44 (f3ae6534a, "rping: terminate CM event thread before
+# exiting").  Not a pass: callers count it apart, with its evidence.
+rping_exit_race() {
+	[ "$1" -ne 0 ] && [ "$3" -eq 0 ] &&
+	grep -q 'DISCONNECT EVENT' "$2" &&
+	grep -q 'rdma_get_cm_event: Bad file descriptor' "$2" &&
+	[ "$(grep -cv -e 'DISCONNECT EVENT' -e 'rdma_get_cm_event: Bad file descriptor' \
+		-e '^ *$' -e 'wait for RDMA_READ_ADV state' "$2")" -eq 0 ]
+}
+
 # rping_test LABEL SRVADDR SIZE COUNT: 'rping -V' (payload verified on
 # every iteration), server in kwb, client in kwa.  rping picks the device
 # from the address.
 rping_test() {
-	local label=$1 addr=$2 size=$3 count=$4 rc src
+	local label=$1 addr=$2 size=$3 count=$4 rc src try
 	local name="$label: rping -V -C $count -S $size"
 
-	B timeout 600 rping -s -a "$addr" -p 7174 -V -C "$count" -S "$size" \
-		>"$TMPD/srv" 2>&1 &
-	local spid=$!
-	wait_port "$addr" 7174
-	A timeout 600 rping -c -a "$addr" -p 7174 -V -C "$count" -S "$size" \
-		>"$TMPD/cli" 2>&1
-	rc=$?
-	wait $spid
-	src=$?
+	# A run lost to rping's own exit race (rping_exit_race) is shown and
+	# run once more; the second run decides.
+	for try in 1 2; do
+		B timeout 600 rping -s -a "$addr" -p 7174 -V -C "$count" -S "$size" \
+			>"$TMPD/srv" 2>&1 &
+		local spid=$!
+		wait_port "$addr" 7174
+		A timeout 600 rping -c -a "$addr" -p 7174 -V -C "$count" -S "$size" \
+			>"$TMPD/cli" 2>&1
+		rc=$?
+		wait $spid
+		src=$?
+		[ $try = 1 ] || break
+		rping_exit_race $rc "$TMPD/cli" $src || rping_exit_race $src "$TMPD/srv" $rc ||
+			break
+		echo "# $name: rping's own exit race (client $rc, server $src), run again:"
+		tail -n 3 "$TMPD/cli" "$TMPD/srv" | diag
+	done
 	pair_verdict "$name" $rc $src ||
 		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
 }
