@@ -167,14 +167,15 @@ teardown() {
 	ip netns del kwt
 }
 
+START=$SECONDS
 tap_setup "kiwi0 on a dummy netdev, LIO target with an iSER portal, iscsid" \
 	"kiwi0 on a dummy netdev ($ADDR), LIO ramdisk LUN on an iSER portal, iscsid"
 if login; then
-	fio_verify "fio: $MB MiB sequential 256 KiB writes (O_DIRECT), read back and verified" \
-		"/dev/$DISK" --rw=write --bs=256k --size=${MB}M --iodepth=8
-	fio_verify "fio: random 4 KiB..64 KiB writes over $MB MiB (O_DIRECT), verified" \
-		"/dev/$DISK" --rw=randwrite --bsrange=4k-64k --size=${MB}M \
-		--io_size=16M --iodepth=16
+	fio_verify "fio: $MB MiB sequential 1 MiB writes (O_DIRECT), read back and verified" \
+		"/dev/$DISK" --rw=write --bs=1M --size=${MB}M --iodepth=4
+	fio_verify "fio: 8 MiB of random 4 KiB..64 KiB writes in the first 64 MiB (O_DIRECT), verified" \
+		"/dev/$DISK" --rw=randwrite --bsrange=4k-64k --size=64M \
+		--io_size=8M --iodepth=16
 	logout
 fi
 if teardown >"$TMPD/td" 2>&1; then
@@ -188,4 +189,5 @@ if kiwi_leak_check "$KTEXT" "$TMPD/leak"; then
 else
 	notok "after rmmod kiwi nothing kiwi allocated is left"
 fi
+echo "# iser.sh: $((SECONDS - START)) s"
 tap_end
