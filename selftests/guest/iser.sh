@@ -170,9 +170,24 @@ teardown() {
 START=$SECONDS
 tap_setup "kiwi0 on a dummy netdev, LIO target with an iSER portal, iscsid" \
 	"kiwi0 on a dummy netdev ($ADDR), LIO ramdisk LUN on an iSER portal, iscsid"
+# kiwi0's payload counters, tx + rx (rdma statistic): both ends are on
+# kiwi0, so every byte of I/O counts twice.
+kiwi_bytes() {
+	rdma statistic show link kiwi0/1 2>/dev/null |
+		grep -oE '(tx|rx)_[a-z_]*bytes [0-9]+' | awk '{ s += $2 } END { print s + 0 }'
+}
+
 if login; then
+	b0=$(kiwi_bytes)
 	fio_verify "fio: $MB MiB sequential 1 MiB writes (O_DIRECT), read back and verified" \
 		"/dev/$DISK" --rw=write --bs=1M --size=${MB}M --iodepth=4
+	b1=$(kiwi_bytes)
+	# Written and read back: at least 2 x 2 x MB through kiwi.
+	if [ $((b1 - b0)) -ge $((4 * MB << 20)) ]; then
+		ok "kiwi0 carried it: $(((b1 - b0) >> 20)) MiB payload (tx + rx)"
+	else
+		notok "kiwi0 carried it: $((b1 - b0)) bytes payload, want >= $((4 * MB)) MiB"
+	fi
 	fio_verify "fio: 8 MiB of random 4 KiB..64 KiB writes in the first 64 MiB (O_DIRECT), verified" \
 		"/dev/$DISK" --rw=randwrite --bsrange=4k-64k --size=64M \
 		--io_size=8M --iodepth=16
