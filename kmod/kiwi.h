@@ -216,6 +216,15 @@ struct kiwi_mem {
 	 */
 	struct page **pages;
 	unsigned long npages;
+	/*
+	 * FRMR only: the page list ib_map_mr_sg() set up, copied to pages
+	 * by the next IB_WR_REG_MR.  Kept apart because a consumer may map
+	 * a region that is still valid and invalidate it with a LOCAL_INV
+	 * posted just before its REG_MR (ib_iser does), while placement
+	 * into the valid region still reads pages.
+	 */
+	struct page **map_pages;
+	unsigned long map_npages;
 	struct ib_umem *umem;
 };
 

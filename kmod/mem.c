@@ -168,6 +168,7 @@ static void kiwi_mem_destroy(struct kiwi_mem *mem)
 		ib_umem_release(mem->umem);
 	mem->umem = NULL;
 	kvfree(mem->pages);
+	kvfree(mem->map_pages);
 	mem->npages = 0;
 	atomic_dec(&kdev->num_mr);
 	kiwi_mem_put(mem);
@@ -487,7 +488,9 @@ struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	mem->frmr = true;
 	mem->max_pages = max_num_sg;
 	mem->pages = kvcalloc(max_num_sg, sizeof(*mem->pages), GFP_KERNEL);
-	mr = mem->pages ? kiwi_mr_create(mem) : NULL;
+	mem->map_pages = kvcalloc(max_num_sg, sizeof(*mem->map_pages),
+				  GFP_KERNEL);
+	mr = mem->pages && mem->map_pages ? kiwi_mr_create(mem) : NULL;
 	if (!mr) {
 		kiwi_mem_destroy(mem);
 		return ERR_PTR(-ENOMEM);
@@ -505,9 +508,10 @@ static int kiwi_set_page(struct ib_mr *ibmr, u64 addr)
 {
 	struct kiwi_mem *mem = to_kmr(ibmr)->mem;
 
-	if (mem->npages >= mem->max_pages)
+	if (mem->map_npages >= mem->max_pages)
 		return -ENOMEM;
-	mem->pages[mem->npages++] = virt_to_page((void *)(uintptr_t)addr);
+	mem->map_pages[mem->map_npages++] =
+		virt_to_page((void *)(uintptr_t)addr);
 	return 0;
 }
 
@@ -517,13 +521,15 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	struct kiwi_mem *mem = to_kmr(ibmr)->mem;
 
 	/*
-	 * Placement indexes pages by PAGE_SIZE distance from the iova.  An
-	 * invalid STag has no copy in progress (its generation moved on),
-	 * so its page list may change.
+	 * Placement indexes pages by PAGE_SIZE distance from the iova.  The
+	 * list goes to map_pages, not pages: the region may still be valid
+	 * (a LOCAL_INV ahead of the REG_MR in the send queue will end that,
+	 * as ib_iser posts them) and copies into it read pages.  REG_MR,
+	 * refused while the region is valid, takes the list over.
 	 */
-	if (ibmr->page_size != PAGE_SIZE || READ_ONCE(mem->valid))
+	if (ibmr->page_size != PAGE_SIZE)
 		return -EINVAL;
-	mem->npages = 0;
+	mem->map_npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
 }
 
@@ -549,8 +555,12 @@ int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access)
 	    (access & ~KIWI_ACCESS_SUPPORTED) || ibmr->page_size != PAGE_SIZE ||
 	    ibmr->iova + ibmr->length < ibmr->iova ||
 	    PAGE_ALIGN(ibmr->iova + ibmr->length) - (ibmr->iova & PAGE_MASK) >
-	    (u64)mem->npages << PAGE_SHIFT)
+	    (u64)mem->map_npages << PAGE_SHIFT)
 		goto out;
+	/* Invalid: no copy reads pages now (see kiwi_map_mr_sg). */
+	memcpy(mem->pages, mem->map_pages,
+	       mem->map_npages * sizeof(*mem->pages));
+	mem->npages = mem->map_npages;
 	mem->iova = ibmr->iova;
 	mem->len = ibmr->length;
 	mem->access = access;
