@@ -40,15 +40,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define DIE(...)							\
-	do {								\
-		fprintf(stderr, "atomic_conn %s: ", role);		\
-		fprintf(stderr, __VA_ARGS__);				\
-		fprintf(stderr, "\n");					\
-		exit(1);						\
-	} while (0)
+#define CM_PAIR_PROG "atomic_conn"
+#include "cm_pair.h"
 
-static const char *role = "?";
 
 #define NCONN		5
 #define NADD		500	/* fetch-and-adds per hammering thread */
@@ -74,28 +68,9 @@ struct conn {
 	uint64_t *seen;			/* hammer: fetched values */
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static struct ibv_wc next_wc(struct conn *c)
 {
-	double end = now() + 20;
-	struct ibv_wc wc;
-	int n;
-
-	while (!(n = ibv_poll_cq(c->cq, 1, &wc))) {
-		if (now() > end)
-			DIE("no completion within 20 s");
-		usleep(100);
-	}
-	if (n < 0)
-		DIE("poll_cq: %d", n);
-	return wc;
+	return cm_pair_wc(c->cq, 20, "");
 }
 
 static const uint64_t atomic_ops = IBV_QP_EX_WITH_RDMA_READ |
@@ -123,25 +98,13 @@ static void make_qp(struct conn *c, struct ibv_pd *pd, uint64_t ops)
 	c->qx = ibv_qp_to_qp_ex(c->id->qp);
 }
 
-static struct rdma_addrinfo *resolve(const char *addr, const char *port,
-				     bool passive)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
-				       .ai_flags = passive ? RAI_PASSIVE : 0 };
-	struct rdma_addrinfo *res;
-
-	if (rdma_getaddrinfo(addr, port, &hints, &res))
-		DIE("rdma_getaddrinfo %s:%s: %s", addr, port, strerror(errno));
-	return res;
-}
-
 /* ---- server ---- */
 
 static int server(const char *addr, const char *port)
 {
 	static uint64_t target[REGION / 8] __attribute__((aligned(4096)));
 	static uint64_t plain[REGION / 8] __attribute__((aligned(4096)));
-	struct rdma_addrinfo *res = resolve(addr, port, true);
+	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
 	struct rdma_conn_param cp = { .responder_resources = 4,
 				      .initiator_depth = 4 };
 	struct conn conns[NCONN] = { 0 };
@@ -153,7 +116,7 @@ static int server(const char *addr, const char *port)
 	double end;
 	int i;
 
-	role = "server";
+	cm_pair_role = "server";
 	if (rdma_create_ep(&listen, res, NULL, NULL) ||
 	    rdma_listen(listen, NCONN))
 		DIE("listen: %s", strerror(errno));
@@ -188,7 +151,7 @@ static int server(const char *addr, const char *port)
 			DIE("accept %d: %s", i, strerror(errno));
 	}
 	/* The client is done when the counter is; then it disconnects. */
-	for (end = now() + 90; now() < end; usleep(10000))
+	for (end = cm_pair_now() + 90; cm_pair_now() < end; usleep(10000))
 		if (__atomic_load_n(&target[W_COUNTER / 8], __ATOMIC_RELAXED) ==
 		    want)
 			break;
@@ -242,7 +205,7 @@ static void expect(struct conn *c, uint64_t id, int opcode, int slot,
 static void connect_one(struct conn *c, const char *addr, const char *port,
 			struct ibv_pd **pd)
 {
-	struct rdma_addrinfo *res = resolve(addr, port, false);
+	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, false);
 	struct rdma_conn_param cp = { .responder_resources = 4,
 				      .initiator_depth = 4, .retry_count = 7 };
 
@@ -381,7 +344,7 @@ static int client(const char *addr, const char *port)
 	struct ibv_pd *pd = NULL;
 	int i;
 
-	role = "client";
+	cm_pair_role = "client";
 	for (i = 0; i < NCONN; i++)
 		connect_one(&c[i], addr, port, &pd);
 	client_basic(&c[0]);
@@ -422,7 +385,7 @@ static int local_refusal(void)
 	struct ibv_qp *qp;
 	int i, rv;
 
-	role = "local";
+	cm_pair_role = "local";
 	for (i = 0; list && list[i] && !ctx; i++)
 		if (!strncmp(ibv_get_device_name(list[i]), "kiwi", 4))
 			ctx = ibv_open_device(list[i]);
@@ -472,7 +435,7 @@ static int cap_hca(void)
 	struct ibv_device_attr da;
 	int i;
 
-	role = "cap";
+	cm_pair_role = "cap";
 	for (i = 0; list && list[i] && !ctx; i++)
 		if (!strncmp(ibv_get_device_name(list[i]), "kiwi", 4))
 			ctx = ibv_open_device(list[i]);

@@ -40,15 +40,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define DIE(...)							\
-	do {								\
-		fprintf(stderr, "imm_conn %s: ", role);			\
-		fprintf(stderr, __VA_ARGS__);				\
-		fprintf(stderr, "\n");					\
-		exit(1);						\
-	} while (0)
+#define CM_PAIR_PROG "imm_conn"
+#include "cm_pair.h"
 
-static const char *role = "?";
 
 #define NBURST		20	/* WRITEs with immediate data in a row */
 #define NRECV		(5 + NBURST + 3)	/* all the server posts */
@@ -80,26 +74,12 @@ struct wc {
 	uint32_t imm;			/* host order */
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Next receive completion through the cq_ex interface, within 10 s. */
 static struct wc next_rwc(struct side *s)
 {
-	struct ibv_poll_cq_attr pa = {};
-	double end = now() + 10;
 	struct wc w;
 
-	while (ibv_start_poll(s->cq, &pa) == ENOENT) {
-		if (now() > end)
-			DIE("no receive completion within 10 s");
-		usleep(200);
-	}
+	cm_pair_start_poll(s->cq, 10, "receive");
 	w.wr_id = s->cq->wr_id;
 	w.status = s->cq->status;
 	w.opcode = ibv_wc_read_opcode(s->cq);
@@ -113,18 +93,7 @@ static struct wc next_rwc(struct side *s)
 /* Next send completion (plain ibv_poll_cq), within 10 s. */
 static struct ibv_wc next_swc(struct side *s)
 {
-	double end = now() + 10;
-	struct ibv_wc wc;
-	int n;
-
-	while (!(n = ibv_poll_cq(s->scq, 1, &wc))) {
-		if (now() > end)
-			DIE("no send completion within 10 s");
-		usleep(200);
-	}
-	if (n < 0)
-		DIE("poll_cq: %d", n);
-	return wc;
+	return cm_pair_wc(s->scq, 10, "send");
 }
 
 static void setup_qp(struct side *s, uint64_t send_ops)
@@ -190,18 +159,6 @@ static int post(struct side *s, enum ibv_wr_opcode op, uint64_t wr_id,
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return ibv_post_send(s->id->qp, &wr, &bad);
-}
-
-static struct rdma_addrinfo *resolve(const char *addr, const char *port,
-				     bool passive)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
-				       .ai_flags = passive ? RAI_PASSIVE : 0 };
-	struct rdma_addrinfo *res;
-
-	if (rdma_getaddrinfo(addr, port, &hints, &res))
-		DIE("rdma_getaddrinfo %s:%s: %s", addr, port, strerror(errno));
-	return res;
 }
 
 static const uint64_t imm_ops = IBV_QP_EX_WITH_SEND |
@@ -311,7 +268,7 @@ static void server_phase3(struct side *s)
 	double end;
 
 	go(s, 904);
-	for (end = now() + 10; now() < end; usleep(10000)) {
+	for (end = cm_pair_now() + 10; cm_pair_now() < end; usleep(10000)) {
 		if (ibv_query_qp(s->id->qp, &qa, IBV_QP_STATE, &ia))
 			DIE("query_qp: %s", strerror(errno));
 		if (qa.qp_state == IBV_QPS_ERR)
@@ -326,14 +283,14 @@ static void server_phase3(struct side *s)
 static int server(const char *addr, const char *port)
 {
 	static struct side s;
-	struct rdma_addrinfo *res = resolve(addr, port, true);
+	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
 	struct rdma_conn_param cp = { .responder_resources = 4,
 				      .initiator_depth = 4 };
 	struct rdma_cm_id *listen;
 	struct peer_info pi;
 	int i;
 
-	role = "server";
+	cm_pair_role = "server";
 	if (rdma_create_ep(&listen, res, NULL, NULL) || rdma_listen(listen, 1))
 		DIE("listen: %s", strerror(errno));
 	if (rdma_get_request(listen, &s.id))
@@ -458,7 +415,7 @@ static void client_phase3(struct side *s)
 static int client(const char *addr, const char *port)
 {
 	static struct side s;
-	struct rdma_addrinfo *res = resolve(addr, port, false);
+	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, false);
 	struct rdma_conn_param cp = { .responder_resources = 4,
 				      .initiator_depth = 4, .retry_count = 7 };
 	const struct peer_info *pi;
@@ -466,7 +423,7 @@ static int client(const char *addr, const char *port)
 	uint32_t rkey;
 	int i;
 
-	role = "client";
+	cm_pair_role = "client";
 	if (rdma_create_ep(&s.id, res, NULL, NULL))
 		DIE("create_ep: %s", strerror(errno));
 	setup_qp(&s, imm_ops);
@@ -504,7 +461,7 @@ static int local_refusal(void)
 	struct ibv_qp *qp;
 	int i, rv;
 
-	role = "local";
+	cm_pair_role = "local";
 	for (i = 0; list && list[i] && !ctx; i++)
 		if (!strncmp(ibv_get_device_name(list[i]), "kiwi", 4))
 			ctx = ibv_open_device(list[i]);

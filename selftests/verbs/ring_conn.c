@@ -30,15 +30,9 @@
 #include <rdma/kiwi-abi.h>
 #include <rdma/rdma_cma.h>
 
-#define DIE(...)							\
-	do {								\
-		fprintf(stderr, "ring_conn %s: ", role);		\
-		fprintf(stderr, __VA_ARGS__);				\
-		fprintf(stderr, "\n");					\
-		exit(1);						\
-	} while (0)
+#define CM_PAIR_PROG "ring_conn"
+#include "cm_pair.h"
 
-static const char *role = "?";
 
 struct peer_info {
 	uint64_t addr;
@@ -55,26 +49,11 @@ struct side {
 	char buf[4096];
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Next completion through the cq_ex interface, waiting up to 10 s. */
 static void next_wc(struct side *s, uint64_t *wr_id, int *status, int *opcode,
 		    uint32_t *byte_len)
 {
-	struct ibv_poll_cq_attr pa = {};
-	double end = now() + 10;
-
-	while (ibv_start_poll(s->cq, &pa) == ENOENT) {
-		if (now() > end)
-			DIE("no completion within 10 s");
-		usleep(200);
-	}
+	cm_pair_start_poll(s->cq, 10, "");
 	*wr_id = s->cq->wr_id;
 	*status = s->cq->status;
 	*opcode = ibv_wc_read_opcode(s->cq);
@@ -129,22 +108,10 @@ static void post_recv(struct side *s, uint64_t wr_id, size_t off)
 		DIE("post_recv failed");
 }
 
-static struct rdma_addrinfo *resolve(const char *addr, const char *port,
-				     bool passive)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP,
-				       .ai_flags = passive ? RAI_PASSIVE : 0 };
-	struct rdma_addrinfo *res;
-
-	if (rdma_getaddrinfo(addr, port, &hints, &res))
-		DIE("rdma_getaddrinfo %s:%s: %s", addr, port, strerror(errno));
-	return res;
-}
-
 static int server(const char *addr, const char *port)
 {
 	static struct side s;
-	struct rdma_addrinfo *res = resolve(addr, port, true);
+	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
 	struct rdma_conn_param cp = { .responder_resources = 4,
 				      .initiator_depth = 4 };
 	struct rdma_cm_id *listen;
@@ -153,7 +120,7 @@ static int server(const char *addr, const char *port)
 	uint32_t len;
 	int st, op;
 
-	role = "server";
+	cm_pair_role = "server";
 	if (rdma_create_ep(&listen, res, NULL, NULL) || rdma_listen(listen, 1))
 		DIE("listen: %s", strerror(errno));
 	if (rdma_get_request(listen, &s.id))
@@ -213,7 +180,7 @@ static struct kiwi_usqe *find_wqe(uint64_t wr_id)
 static int client(const char *addr, const char *port)
 {
 	static struct side s;
-	struct rdma_addrinfo *res = resolve(addr, port, false);
+	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, false);
 	struct rdma_conn_param cp = { .responder_resources = 4,
 				      .initiator_depth = 4, .retry_count = 7 };
 	const struct peer_info *pi;
@@ -225,7 +192,7 @@ static int client(const char *addr, const char *port)
 	const int want_op[] = { IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,
 				IBV_WC_SEND };
 
-	role = "client";
+	cm_pair_role = "client";
 	if (rdma_create_ep(&s.id, res, NULL, NULL))
 		DIE("create_ep: %s", strerror(errno));
 	setup_qp(&s);
