@@ -248,7 +248,6 @@ void unsupported(ibv_qp_ex *q) noexcept
 	fail(qp_of(q), EOPNOTSUPP);
 }
 
-
 void no_bind_mw(ibv_qp_ex *q, ibv_mw *, uint32_t,
 		const ibv_mw_bind_info *) noexcept
 {
