@@ -444,13 +444,27 @@ bystander() {
 	done
 }
 
+# peer_scenarios TAG FLAGS LABEL SCENARIO:COUNTER...: one peer_case per
+# scenario, fpdu_peer run with "-m SCENARIO FLAGS", COUNTER the counter
+# that must grow on kiwi1; PORT (the caller's) advances by one each.
+peer_scenarios() {
+	local tag=$1 flags=$2 label=$3 sc
+	shift 3
+	for sc; do
+		peer_case "peer_${sc%%:*}$tag" $port "" "-m ${sc%%:*}$flags" \
+			"$label: ${sc%%:*}, counted in ${sc#*:}" \
+			fpdu_peer "kiwi1 ${sc#*:}"
+		port=$((port + 1))
+	done
+}
+
 case_peer_scenarios() {
-	local bpid port=7410 sc bad races
+	local bpid port=7410 bad races
 	trace_on	# a failed bystander round shows its connection's events
 	bystander &
 	bpid=$!
-	# scenario:counter that must grow on kiwi1
-	for sc in bad_crc:rx_crc_errors ulpdu_0:terminate_sent_ddp \
+	peer_scenarios "" "" "hostile peer" \
+		  bad_crc:rx_crc_errors ulpdu_0:terminate_sent_ddp \
 		  ulpdu_1:terminate_sent_ddp ulpdu_max:terminate_sent_ddp \
 		  ddp_version:terminate_sent_ddp \
 		  rdmap_version:terminate_sent_rdmap \
@@ -466,22 +480,13 @@ case_peer_scenarios() {
 		  term_bogus:terminate_received term_flood:terminate_received \
 		  byte_by_byte:read_requests_served \
 		  atomic_req:terminate_sent_rdmap atomic_stag:terminate_sent_rdmap \
-		  atomic_long:terminate_sent_rdmap atomic_resp:terminate_sent_rdmap; do
-		peer_case "peer_${sc%%:*}" $port "" "-m ${sc%%:*}" \
-			"hostile peer: ${sc%%:*}, counted in ${sc#*:}" \
-			fpdu_peer "kiwi1 ${sc#*:}"
-		port=$((port + 1))
-	done
+		  atomic_long:terminate_sent_rdmap atomic_resp:terminate_sent_rdmap
 	# The same Atomic Requests to a QP that has RFC 7306 atomics: each
 	# is refused by its own check (access, STag, length).
 	echo 1 >/sys/module/kiwi/parameters/rfc7306_atomics
-	for sc in atomic_req:terminate_sent_rdmap atomic_stag:terminate_sent_rdmap \
-		  atomic_long:terminate_sent_ddp atomic_resp:terminate_sent_rdmap; do
-		peer_case "peer_${sc%%:*}_atomics_on" $port "" "-m ${sc%%:*} -A" \
-			"hostile peer, rfc7306_atomics=1: ${sc%%:*}, counted in ${sc#*:}" \
-			fpdu_peer "kiwi1 ${sc#*:}"
-		port=$((port + 1))
-	done
+	peer_scenarios _atomics_on " -A" "hostile peer, rfc7306_atomics=1" \
+		atomic_req:terminate_sent_rdmap atomic_stag:terminate_sent_rdmap \
+		atomic_long:terminate_sent_ddp atomic_resp:terminate_sent_rdmap
 	echo 0 >/sys/module/kiwi/parameters/rfc7306_atomics
 	touch "$TMPD/stop"
 	wait $bpid

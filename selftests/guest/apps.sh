@@ -43,10 +43,7 @@ START=$SECONDS
 RSPRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so
 
 setup() {
-	local t
-	for t in riostream rstream qperf fi_pingpong python3; do
-		command -v $t >/dev/null || { echo "$t missing (make deps)"; return 1; }
-	done
+	need_tools riostream rstream qperf fi_pingpong python3 || return 1
 	[ -f $RSPRELOAD ] || { echo "$RSPRELOAD missing (make deps)"; return 1; }
 	modprobe kiwi && kiwi_pair_up && trace_on
 }

@@ -31,10 +31,7 @@ KTEXT=
 DISK=
 
 setup() {
-	local t
-	for t in iscsiadm iscsid fio; do
-		command -v $t >/dev/null || { echo "$t missing (make deps)"; return 1; }
-	done
+	need_tools iscsiadm iscsid fio || return 1
 	modprobe kiwi || return 1
 	KTEXT=$(kiwi_text)
 	ip link add kd0 type dummy && ip addr add $ADDR/24 dev kd0 &&

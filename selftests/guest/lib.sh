@@ -175,6 +175,15 @@ tap_setup() {
 	ok "setup: $2"
 }
 
+# need_tools PROG...: every PROG is on PATH (make deps installs them);
+# names the first one missing.
+need_tools() {
+	local t
+	for t; do
+		command -v "$t" >/dev/null || { echo "$t missing (make deps)"; return 1; }
+	done
+}
+
 # netns_up: the two namespaces with loopback up.
 netns_up() {
 	ip netns add kwa && ip netns add kwb &&

@@ -34,10 +34,7 @@ VARIANTS=${KIWI_MPI_VARIANTS:-ofi}
 KTEXT=
 
 setup() {
-	local t
-	for t in mpirun mpicc orted; do
-		command -v $t >/dev/null || { echo "$t missing (make deps)"; return 1; }
-	done
+	need_tools mpirun mpicc orted || return 1
 	modprobe kiwi && KTEXT=$(kiwi_text) && kiwi_pair_up || return 1
 	mpicc -O2 -o "$TMPD/mpi_check" "$SRC" || return 1
 	# Host names for mpirun's host file and the daemons' callback.

@@ -22,10 +22,7 @@ EXP=/srv/kiwi-nfs
 MNT=/mnt/kiwi-nfs
 
 setup() {
-	local t
-	for t in rpcbind rpc.nfsd rpc.mountd exportfs fio; do
-		command -v $t >/dev/null || { echo "$t missing (make deps)"; return 1; }
-	done
+	need_tools rpcbind rpc.nfsd rpc.mountd exportfs fio || return 1
 	modprobe kiwi && nvme_kiwi_up kiwi0 || return 1
 	mkdir -p $EXP $MNT && mount -t tmpfs -o size=400M tmpfs $EXP || return 1
 	# fsid=0: the NFSv4 root is the export itself.
