@@ -234,8 +234,12 @@ void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 		kiwi_rx_stop(ep->qp);	/* its worker is done with sk */
 
 	/* What the network cost this connection (tcp_info's total_retrans). */
-	kiwi_stat_add(ep->kdev, KIWI_STAT_TCP_RETRANS,
-		      READ_ONCE(tcp_sk(sk)->total_retrans));
+	if (ep->qp)
+		kiwi_qp_stat_add(ep->qp, KIWI_STAT_TCP_RETRANS,
+				 READ_ONCE(tcp_sk(sk)->total_retrans));
+	else
+		kiwi_stat_add(ep->kdev, KIWI_STAT_TCP_RETRANS,
+			      READ_ONCE(tcp_sk(sk)->total_retrans));
 	if (abort)
 		sock_no_linger(sk);	/* close with RST */
 	else

@@ -336,8 +336,8 @@ int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 		return rv;
 	}
 
-	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, 1);
-	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, len);
+	kiwi_qp_stat_add(qp, KIWI_STAT_TX_FPDUS, 1);
+	kiwi_qp_stat_add(qp, KIWI_STAT_TX_BYTES, len);
 
 	/* Room for another FPDU in bvecs and bytes? */
 	if (more && b->nbv + KIWI_TX_FPDU_BVECS <= KIWI_TX_BVECS &&

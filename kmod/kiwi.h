@@ -60,7 +60,10 @@ enum kiwi_stat {
 	KIWI_STAT_TERM_TX_RDMAP,	/* TERMINATEs sent, by layer */
 	KIWI_STAT_TERM_TX_DDP,
 	KIWI_STAT_TERM_TX_LLP,
-	KIWI_STAT_TERM_RX,
+	KIWI_STAT_TERM_RX,		/* all layers, and by layer: */
+	KIWI_STAT_TERM_RX_RDMAP,
+	KIWI_STAT_TERM_RX_DDP,
+	KIWI_STAT_TERM_RX_LLP,
 	KIWI_STAT_READ_SERVED,
 	KIWI_STAT_READ_REFUSED,		/* beyond the negotiated IRD */
 	KIWI_STAT_CQ_OVERFLOW,		/* completions lost to a full CQ */
@@ -78,6 +81,15 @@ enum kiwi_stat {
 
 struct kiwi_stats {
 	u64 v[KIWI_NSTATS];
+};
+
+/*
+ * A QP counter of `rdma statistic qp` (stats.c): the RDMA core's struct
+ * rdma_counter has no room for a driver, so kiwi keeps its per-CPU sums
+ * here, found by the core's counter id in kiwi_device.counter_xa.
+ */
+struct kiwi_counter {
+	struct kiwi_stats __percpu *stats;
 };
 
 struct kiwi_device {
@@ -99,6 +111,7 @@ struct kiwi_device {
 	struct xarray mem_xa;		/* STag index -> kiwi_mem */
 	u32 qp_next;			/* cyclic allocation hint */
 	struct kiwi_stats __percpu *stats;
+	struct xarray counter_xa;	/* rdma_counter id -> kiwi_counter */
 };
 
 struct kiwi_ucontext {
@@ -487,6 +500,12 @@ struct kiwi_qp {
 	bool user;
 	struct pid *owner;		/* user QPs: the creating process */
 	bool cq_overflow;		/* a completion was lost: QP fails */
+	/*
+	 * The counter `rdma statistic qp bind` put this QP in, or NULL for
+	 * the device's.  Set by the counter ops under the core's counter
+	 * lock; the data path reads it under RCU (kiwi_qp_stat_add()).
+	 */
+	struct kiwi_counter __rcu *counter;
 };
 
 /* Count @n of counter @s on the device; any context. */
@@ -494,6 +513,25 @@ static inline void kiwi_stat_add(struct kiwi_device *kdev, enum kiwi_stat s,
 				 u64 n)
 {
 	this_cpu_add(kdev->stats->v[s], n);
+}
+
+/*
+ * Count @n of counter @s for @qp: into the QP's bound counter if it has
+ * one, else the device's.  Never both: the core adds the bound counters
+ * to the device's figures when it reports them.  Any context.
+ */
+static inline void kiwi_qp_stat_add(struct kiwi_qp *qp, enum kiwi_stat s,
+				    u64 n)
+{
+	struct kiwi_stats __percpu *pc = qp->kdev->stats;
+	struct kiwi_counter *c;
+
+	rcu_read_lock();
+	c = rcu_dereference(qp->counter);
+	if (c)
+		pc = c->stats;
+	this_cpu_add(pc->v[s], n);
+	rcu_read_unlock();
 }
 
 static inline struct kiwi_device *to_kdev(struct ib_device *ibdev)
@@ -773,6 +811,11 @@ int kiwi_stats_init(struct kiwi_device *kdev);
 void kiwi_stats_free(struct kiwi_device *kdev);
 struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port);
+int kiwi_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int kiwi_counter_unbind_qp(struct ib_qp *ibqp);
+int kiwi_counter_dealloc(struct rdma_counter *counter);
+struct rdma_hw_stats *kiwi_counter_alloc_stats(struct rdma_counter *counter);
+int kiwi_counter_update_stats(struct rdma_counter *counter);
 int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port, int index);
 

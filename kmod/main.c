@@ -128,6 +128,11 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.dealloc_ucontext = kiwi_dealloc_ucontext,
 	.alloc_hw_port_stats = kiwi_alloc_hw_port_stats,
 	.get_hw_stats = kiwi_get_hw_stats,
+	.counter_bind_qp = kiwi_counter_bind_qp,
+	.counter_unbind_qp = kiwi_counter_unbind_qp,
+	.counter_dealloc = kiwi_counter_dealloc,
+	.counter_alloc_stats = kiwi_counter_alloc_stats,
+	.counter_update_stats = kiwi_counter_update_stats,
 	.disassociate_ucontext = kiwi_disassociate_ucontext,
 	.device_group = &kiwi_dev_attr_group,
 	.dereg_mr = kiwi_dereg_mr,
@@ -262,6 +267,7 @@ static struct kiwi_device *kiwi_device_alloc(struct net_device *netdev)
 	kdev->lim = kiwi_limits;
 	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&kdev->mem_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&kdev->counter_xa, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&kdev->list);
 
 	ib_set_device_ops(ibdev, &kiwi_dev_ops);
@@ -281,8 +287,10 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 
 	WARN_ON(!xa_empty(&kdev->qp_xa));
 	WARN_ON(!xa_empty(&kdev->mem_xa));
+	WARN_ON(!xa_empty(&kdev->counter_xa));	/* freed with their QPs */
 	xa_destroy(&kdev->qp_xa);
 	xa_destroy(&kdev->mem_xa);
+	xa_destroy(&kdev->counter_xa);
 	netdev_put(kdev->netdev, &kdev->netdev_tracker);
 	kiwi_stats_free(kdev);
 }

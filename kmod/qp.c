@@ -105,7 +105,7 @@ static int kiwi_qp_next(struct kiwi_qp *qp, unsigned int from,
 		if (!(from & BIT(cur)))
 			return -EAGAIN;
 		if (!(kiwi_qp_next_ok[cur] & BIT(to))) {
-			kiwi_stat_add(qp->kdev, KIWI_STAT_QP_BAD_TRANSITION, 1);
+			kiwi_qp_stat_add(qp, KIWI_STAT_QP_BAD_TRANSITION, 1);
 			return -EINVAL;
 		}
 	} while (!try_cmpxchg(&qp->st, &old, KIWI_QP_ST(to, ib_to)));
@@ -178,7 +178,7 @@ void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
 {
 	if (kiwi_cq_add(cq, cqe, solicited) != -ENOSPC)
 		return;
-	kiwi_stat_add(qp->kdev, KIWI_STAT_CQ_OVERFLOW, 1);
+	kiwi_qp_stat_add(qp, KIWI_STAT_CQ_OVERFLOW, 1);
 	if (!xchg(&qp->cq_overflow, true))
 		kiwi_tx_kick(qp);
 }
@@ -697,7 +697,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_STATE) {
 		rv = kiwi_qp_set_state(qp, attr->qp_state);
 		if (rv) {
-			kiwi_stat_add(qp->kdev, KIWI_STAT_QP_BAD_TRANSITION, 1);
+			kiwi_qp_stat_add(qp, KIWI_STAT_QP_BAD_TRANSITION, 1);
 			goto out;
 		}
 	}

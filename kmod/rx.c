@@ -264,7 +264,7 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	 */
 	if (ri->why == KIWI_RR_BAD_LEN ||
 	    READ_ONCE(qp->tx.irq_count) >= max(ird, 1U)) {
-		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_REFUSED, 1);
+		kiwi_qp_stat_add(qp, KIWI_STAT_READ_REFUSED, 1);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MSN_NOBUF);
 	}
@@ -323,7 +323,7 @@ static int kiwi_rx_begin_atomic_req(struct kiwi_qp *qp)
 	 */
 	if (ai->why == KIWI_AR_BAD_LEN ||
 	    READ_ONCE(qp->tx.irq_count) >= max(ird, 1U)) {
-		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_REFUSED, 1);
+		kiwi_qp_stat_add(qp, KIWI_STAT_READ_REFUSED, 1);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_INVALID_MSN_NOBUF);
 	}
@@ -577,7 +577,7 @@ static int kiwi_rx_atomic_req_done(struct kiwi_qp *qp)
 	if (!ok)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    KIWI_RC_INVALID_STAG);
-	kiwi_stat_add(qp->kdev, KIWI_STAT_ATOMIC_SERVED, 1);
+	kiwi_qp_stat_add(qp, KIWI_STAT_ATOMIC_SERVED, 1);
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
 	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % KIWI_MAX_IRD];
 	memset(e, 0, sizeof(*e));
@@ -664,12 +664,12 @@ static int kiwi_rx_trailer_done(struct kiwi_qp *qp)
 		rx->crc = kiwi_crc32c(rx->crc, rx->fr.trail,
 				      kiwi_fr_pad_len(&rx->fr));
 		if (kiwi_fr_crc(&rx->fr) != ~rx->crc) {
-			kiwi_stat_add(qp->kdev, KIWI_STAT_RX_CRC_ERR, 1);
+			kiwi_qp_stat_add(qp, KIWI_STAT_RX_CRC_ERR, 1);
 			return kiwi_rx_fail(qp, KIWI_TL_LLP, 0,
 					    KIWI_LC_MPA_CRC);
 		}
 	}
-	kiwi_stat_add(qp->kdev, KIWI_STAT_RX_FPDUS, 1);
+	kiwi_qp_stat_add(qp, KIWI_STAT_RX_FPDUS, 1);
 	kiwi_rx_end(qp);
 	rx->crc = ~0U;
 	return 0;
@@ -692,7 +692,7 @@ static int kiwi_rx_step(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 		rv = kiwi_rx_place(qp, skb, off, n);
 		if (rv)
 			return rv;
-		kiwi_stat_add(qp->kdev, KIWI_STAT_RX_BYTES, n);
+		kiwi_qp_stat_add(qp, KIWI_STAT_RX_BYTES, n);
 		break;
 	case KIWI_FR_DEAD:
 		return -EPROTO;

@@ -59,6 +59,11 @@ void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 	struct kiwi_term *t = (void *)(rx->fr.hdr.raw +
 				       sizeof(struct kiwi_hdr_untagged));
 	struct kiwi_term_info ti;
+	static const enum kiwi_stat by_layer[] = {
+		[KIWI_TL_RDMAP] = KIWI_STAT_TERM_RX_RDMAP,
+		[KIWI_TL_DDP] = KIWI_STAT_TERM_RX_DDP,
+		[KIWI_TL_LLP] = KIWI_STAT_TERM_RX_LLP,
+	};
 
 	kiwi_term_parse(t, rx->term_rest, rx->term_have, rx->term_len, &ti);
 	pr_info_ratelimited("QP %u: peer TERMINATE layer %u type %u code 0x%02x\n",
@@ -72,6 +77,8 @@ void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			     false, ti.ctrl);
 	rx->dead = true;
-	kiwi_stat_add(qp->kdev, KIWI_STAT_TERM_RX, 1);
+	kiwi_qp_stat_add(qp, KIWI_STAT_TERM_RX, 1);
+	if (ti.layer < ARRAY_SIZE(by_layer))
+		kiwi_qp_stat_add(qp, by_layer[ti.layer], 1);
 	kiwi_qp_peer_terminated(qp, ti.ctrl);
 }

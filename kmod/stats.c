@@ -11,6 +11,12 @@
  * how connections went (established, MPA rejects, timeouts) and what
  * the network cost (TCP retransmissions, added as each connection ends:
  * a live socket's count is TCP's, read with `ss -ti`).
+ *
+ * The same counters exist per QP group: `rdma statistic qp set ... auto`
+ * or `rdma statistic qp bind` makes the RDMA core allocate a counter and
+ * bind QPs to it; from then on those QPs count into the counter alone,
+ * and the core reports the device's figures as the device's own sums
+ * plus every counter's (plus what counters held when they were freed).
  */
 #include <linux/percpu.h>
 
@@ -26,6 +32,9 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_NSTATS] = {
 	[KIWI_STAT_TERM_TX_DDP] = { .name = "terminate_sent_ddp" },
 	[KIWI_STAT_TERM_TX_LLP] = { .name = "terminate_sent_mpa" },
 	[KIWI_STAT_TERM_RX] = { .name = "terminate_received" },
+	[KIWI_STAT_TERM_RX_RDMAP] = { .name = "terminate_received_rdmap" },
+	[KIWI_STAT_TERM_RX_DDP] = { .name = "terminate_received_ddp" },
+	[KIWI_STAT_TERM_RX_LLP] = { .name = "terminate_received_mpa" },
 	[KIWI_STAT_READ_SERVED] = { .name = "read_requests_served" },
 	[KIWI_STAT_READ_REFUSED] = { .name = "read_requests_beyond_ird" },
 	[KIWI_STAT_CQ_OVERFLOW] = { .name = "cq_overflows" },
@@ -59,19 +68,123 @@ struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
-int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		      u32 port, int index)
+/* Sum per-CPU counters @pc into @stats. */
+static void kiwi_stats_sum(struct kiwi_stats __percpu *pc,
+			   struct rdma_hw_stats *stats)
 {
-	struct kiwi_device *kdev = to_kdev(ibdev);
 	int cpu, i;
 
 	for (i = 0; i < KIWI_NSTATS; i++)
 		stats->value[i] = 0;
 	for_each_possible_cpu(cpu) {
-		const struct kiwi_stats *s = per_cpu_ptr(kdev->stats, cpu);
+		const struct kiwi_stats *s = per_cpu_ptr(pc, cpu);
 
 		for (i = 0; i < KIWI_NSTATS; i++)
 			stats->value[i] += READ_ONCE(s->v[i]);
 	}
+}
+
+int kiwi_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index)
+{
+	kiwi_stats_sum(to_kdev(ibdev)->stats, stats);
 	return KIWI_NSTATS;
+}
+
+/*
+ * QP counters.  The core serialises the ops of one counter with
+ * counter->lock; different counters' ops run concurrently, so the
+ * xarray's own lock covers the id space.
+ */
+static struct kiwi_counter *kiwi_counter_find(struct rdma_counter *counter)
+{
+	return xa_load(&to_kdev(counter->device)->counter_xa, counter->id);
+}
+
+/* A new counter for the core's first bind of @counter: id 0 asks. */
+static int kiwi_counter_new(struct rdma_counter *counter)
+{
+	struct kiwi_device *kdev = to_kdev(counter->device);
+	struct kiwi_counter *c;
+	u32 id;
+	int rv;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->stats = alloc_percpu(struct kiwi_stats);
+	if (!c->stats) {
+		kfree(c);
+		return -ENOMEM;
+	}
+	rv = xa_alloc(&kdev->counter_xa, &id, c, xa_limit_31b, GFP_KERNEL);
+	if (rv) {
+		free_percpu(c->stats);
+		kfree(c);
+		return rv;
+	}
+	counter->id = id;
+	return 0;
+}
+
+int kiwi_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct kiwi_counter *c;
+	int rv;
+
+	lockdep_assert_held(&counter->lock);
+	if (!counter->id) {
+		rv = kiwi_counter_new(counter);
+		if (rv)
+			return rv;
+	}
+	c = kiwi_counter_find(counter);
+	if (WARN_ON_ONCE(!c))
+		return -ENOENT;
+	rcu_assign_pointer(qp->counter, c);
+	ibqp->counter = counter;	/* the core reads it; drivers set it */
+	return 0;
+}
+
+int kiwi_counter_unbind_qp(struct ib_qp *ibqp)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+
+	lockdep_assert_held(&ibqp->counter->lock);
+	/* Counts made so far stay in the counter; new ones go to the device. */
+	RCU_INIT_POINTER(qp->counter, NULL);
+	ibqp->counter = NULL;
+	return 0;
+}
+
+int kiwi_counter_dealloc(struct rdma_counter *counter)
+{
+	struct kiwi_counter *c;
+
+	c = xa_erase(&to_kdev(counter->device)->counter_xa, counter->id);
+	if (!c)
+		return 0;	/* never bound: no id was allocated */
+	/* A data path that read the pointer before the unbind is done. */
+	synchronize_rcu();
+	free_percpu(c->stats);
+	kfree(c);
+	return 0;
+}
+
+struct rdma_hw_stats *kiwi_counter_alloc_stats(struct rdma_counter *counter)
+{
+	return rdma_alloc_hw_stats_struct(kiwi_stat_descs, KIWI_NSTATS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int kiwi_counter_update_stats(struct rdma_counter *counter)
+{
+	struct kiwi_counter *c = kiwi_counter_find(counter);
+
+	lockdep_assert_held(&counter->lock);
+	if (!c)
+		return -ENOENT;
+	kiwi_stats_sum(c->stats, counter->stats);
+	return 0;
 }

@@ -177,7 +177,7 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 	if (src.mem)
 		kiwi_mem_put(src.mem);
 	if (!rv)
-		kiwi_stat_add(qp->kdev, KIWI_STAT_READ_SERVED, 1);
+		kiwi_qp_stat_add(qp, KIWI_STAT_READ_SERVED, 1);
 	return rv;
 }
 
@@ -240,7 +240,7 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 	u8 layer = ctrl >> KIWI_TERM_LAYER_SHIFT;
 
 	if (layer < ARRAY_SIZE(by_layer))
-		kiwi_stat_add(qp->kdev, by_layer[layer], 1);
+		kiwi_qp_stat_add(qp, by_layer[layer], 1);
 	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			     true, ctrl);
 	kiwi_tx_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,

@@ -20,13 +20,14 @@
 #   - error paths: a connection to a port nobody listens on is refused,
 #   - a connect whose rdma_cm port a plain TCP socket holds (cmport.py),
 #   - the negotiated CRC and large-FPDU mode in "rdma res show qp -dd",
+#   - per-QP counters: "rdma statistic qp" bind, unbind and auto mode,
 #   - pyverbs tests.test_rdmacm on kiwi2, a device on a dummy netdev in the
 #     root namespace (the suite runs both ends on one address).
 # Output is TAP 13 with the plan line last; exit status 0 only if all pass.
 #
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
 # KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
-# imm, atomic, ring, rping, perf).
+# imm, atomic, ring, counters, rping, perf).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -267,6 +268,106 @@ atomic_conn_test() {
 	atomic_local "$bin" -x "rfc7306_atomics off -> atomic_cap NONE, atomics refused locally (EOPNOTSUPP)"
 }
 
+# field NAME: the word after NAME in each line of stdin ("rdma statistic"
+# prints "name value" pairs).
+field() { awk -v c="$1" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'; }
+link_stat() { rdma statistic show link "$1/1" | field "$2"; }
+
+# The client's RC QPs on kiwi0 in RTS (perftest's rdma_cm mode makes
+# one for its parameter exchange besides the data QP).
+perf_qpns() {
+	rdma res show qp link kiwi0/1 |
+		awk '/comm ib_write_bw/ && /state RTS/ { printf "%s ", $4 }'
+}
+
+# Per-QP counters (rdma statistic qp): a QP bound to a counter counts
+# into it and not also into the device (what kiwi0 sent equals what
+# kiwi1 received, exactly, though kiwi0's sum mixes device and counter);
+# the counter grows while bound; unbinding frees the counter and its
+# counts move into the device's (the link total never drops); auto mode
+# binds new QPs itself.
+counters_test() {
+	local tx0 rx0 q qs cnt c1 c2 l1 l2 tx rx i
+	tx0=$(link_stat kiwi0 tx_payload_bytes)
+	rx0=$(link_stat kiwi1 rx_payload_bytes)
+	B timeout 120 ib_write_bw -R -d kiwi1 -F -D 20 -s 65536 >"$TMPD/srv" 2>&1 &
+	wait_port $SRV 18515
+	A timeout 120 ib_write_bw -R -d kiwi0 -F -D 20 -s 65536 $SRV \
+		>"$TMPD/cli" 2>&1 &
+	qs=""
+	for i in $(seq 1 50); do
+		qs=$(perf_qpns)
+		[ "$(echo $qs | wc -w)" -ge 2 ] && break
+		sleep 0.2
+	done
+	qs=$(echo $qs)
+	q=${qs%% *}
+	if [ -n "$q" ] &&
+	   rdma statistic qp bind link kiwi0/1 lqpn "$q" >"$TMPD/bind" 2>&1; then
+		cnt=$(rdma statistic qp show link kiwi0/1 | field cntn | head -1)
+		for i in ${qs#"$q"}; do
+			rdma statistic qp bind link kiwi0/1 lqpn "$i" cntn "$cnt" \
+				>>"$TMPD/bind" 2>&1
+		done
+		rdma statistic qp show link kiwi0/1 >"$TMPD/ctr1"
+		c1=$(field tx_payload_bytes <"$TMPD/ctr1" | head -1)
+		sleep 2
+		rdma statistic qp show link kiwi0/1 >"$TMPD/ctr2"
+		c2=$(field tx_payload_bytes <"$TMPD/ctr2" | head -1)
+		l1=$(link_stat kiwi0 tx_payload_bytes)
+		for i in $qs; do
+			rdma statistic qp unbind link kiwi0/1 cntn "$cnt" lqpn "$i" \
+				>>"$TMPD/bind" 2>&1
+		done
+		l2=$(link_stat kiwi0 tx_payload_bytes)
+	fi
+	wait
+	tx=$(( $(link_stat kiwi0 tx_payload_bytes) - tx0 ))
+	rx=$(( $(link_stat kiwi1 rx_payload_bytes) - rx0 ))
+	# Over 2 s the data QP moves megabytes even under TCG.
+	if [ -n "${c2:-}" ] && [ "${c2:-0}" -gt $(( ${c1:-0} + 1000000 )) ] &&
+	   [ "$(grep -o 'LQPN: <[0-9,]*>' "$TMPD/ctr2")" = "LQPN: <${qs// /,}>" ] && [ "${l2:-0}" -ge "${l1:-1}" ] &&
+	   [ "$l1" -ge "$c2" ] && [ "$tx" -eq "$rx" ] && [ "$tx" -gt 0 ] &&
+	   ! rdma statistic qp show link kiwi0/1 | grep -q cntn; then
+		ok "rdma statistic qp bind/unbind: QPs $qs counted in counter $cnt ($c1 -> $c2 B while bound), kiwi0 sent = kiwi1 received = $tx B, link total $l1 -> $l2 at unbind"
+	else
+		notok "rdma statistic qp bind/unbind (QPs ${qs:-none}, counter ${cnt:-none}: ${c1:-?} -> ${c2:-?}; link ${l1:-?} -> ${l2:-?}; sent $tx, received $rx)"
+		cat "$TMPD/bind" "$TMPD/ctr1" "$TMPD/ctr2" 2>/dev/null | diag
+		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+	fi
+
+	# Auto mode: every new RC QP on kiwi0 gets a counter of its own type.
+	tx0=$(link_stat kiwi0 tx_payload_bytes)
+	rx0=$(link_stat kiwi1 rx_payload_bytes)
+	rdma statistic qp set link kiwi0/1 auto type on
+	B timeout 90 ib_write_bw -R -d kiwi1 -F -D 6 -s 4096 >"$TMPD/srv" 2>&1 &
+	wait_port $SRV 18515
+	A timeout 90 ib_write_bw -R -d kiwi0 -F -D 6 -s 4096 $SRV \
+		>"$TMPD/cli" 2>&1 &
+	for i in $(seq 1 50); do
+		qs=$(perf_qpns)
+		[ "$(echo $qs | wc -w)" -ge 2 ] && break
+		sleep 0.2
+	done
+	qs=$(echo $qs)
+	sleep 1
+	rdma statistic qp show link kiwi0/1 >"$TMPD/ctr1"
+	wait
+	rdma statistic qp set link kiwi0/1 auto off
+	tx=$(( $(link_stat kiwi0 tx_payload_bytes) - tx0 ))
+	rx=$(( $(link_stat kiwi1 rx_payload_bytes) - rx0 ))
+	c1=$(field tx_payload_bytes <"$TMPD/ctr1" | head -1)
+	if grep -q "qp-type RC" "$TMPD/ctr1" &&
+	   grep -q "LQPN: <${qs// /,}>" "$TMPD/ctr1" && [ -n "$qs" ] &&
+	   [ "${c1:-0}" -gt 0 ] && [ "$tx" -eq "$rx" ] && [ "$tx" -gt 0 ]; then
+		ok "rdma statistic qp auto type on: QPs $qs bound on creation ($c1 B counted mid-run), kiwi0 sent = kiwi1 received = $tx B"
+	else
+		notok "rdma statistic qp auto type on (QPs ${qs:-none}; sent $tx, received $rx)"
+		diag "$TMPD/ctr1"
+		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+	fi
+}
+
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 
@@ -277,12 +378,13 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		imm) imm_conn_test ;;
 		atomic) atomic_conn_test ;;
 		ring) ring_conn_test ;;
+		counters) counters_test ;;
 		rping) rping_test kiwi $SRV 4096 "$COUNT" ;;
 		perf)
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, ring, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, ring, counters, rping, perf)" ;;
 		esac
 	done
 	tap_end
@@ -305,5 +407,6 @@ atomic_conn_test
 refused_test
 busy_port_test
 res_attr_test
+counters_test
 pyverbs_rdmacm
 tap_end
