@@ -23,6 +23,7 @@
 
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
@@ -50,6 +51,65 @@ bool kiwi_large_fpdu = true;
 module_param_named(large_fpdu, kiwi_large_fpdu, bool, 0644);
 MODULE_PARM_DESC(large_fpdu,
 		 "Offer and accept FPDUs larger than a TCP segment, with peers that agree in the MPA exchange (default Y)");
+
+/*
+ * RFC 6581 ready-to-receive messages kiwi offers when it initiates in
+ * peer-to-peer mode and accepts when it responds: a comma list of
+ * "write", "read" and "send" (zero-length RDMA WRITE, RDMA READ, SEND).
+ * Hardware differs (Chelsio's default is a zero-length READ), so a host
+ * can be made to play any of them.
+ */
+u16 kiwi_rtr_kinds = KIWI_MPA_RTR_WRITE | KIWI_MPA_RTR_READ | KIWI_MPA_RTR_SEND;
+
+static const char *const kiwi_rtr_names[] = {
+	[0] = "send", [1] = "write", [2] = "read",	/* bit i: 1 << i */
+};
+
+static int kiwi_rtr_set(const char *val, const struct kernel_param *kp)
+{
+	char buf[32], *s = buf, *tok;
+	u16 kinds = 0;
+	int i;
+
+	if (strscpy(buf, val, sizeof(buf)) < 0)
+		return -EINVAL;
+	while ((tok = strsep(&s, ",")) != NULL) {
+		tok = strim(tok);
+		if (!*tok)
+			continue;
+		i = match_string(kiwi_rtr_names, ARRAY_SIZE(kiwi_rtr_names), tok);
+		if (i < 0)
+			return -EINVAL;
+		kinds |= 1 << i;
+	}
+	if (!kinds)
+		return -EINVAL;
+	WRITE_ONCE(kiwi_rtr_kinds, kinds);
+	return 0;
+}
+
+static int kiwi_rtr_get(char *buf, const struct kernel_param *kp)
+{
+	u16 kinds = READ_ONCE(kiwi_rtr_kinds);
+	int i, n = 0;
+
+	/* In kiwi's order of preference as a responder. */
+	static const int order[] = { 1, 2, 0 };
+
+	for (i = 0; i < ARRAY_SIZE(order); i++)
+		if (kinds & (1 << order[i]))
+			n += sysfs_emit_at(buf, n, "%s%s", n ? "," : "",
+					   kiwi_rtr_names[order[i]]);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+static const struct kernel_param_ops kiwi_rtr_ops = {
+	.set = kiwi_rtr_set,
+	.get = kiwi_rtr_get,
+};
+module_param_cb(p2p_rtr, &kiwi_rtr_ops, NULL, 0644);
+MODULE_PARM_DESC(p2p_rtr,
+		 "Ready-to-receive messages offered and accepted in peer-to-peer mode: write,read,send (default all three)");
 
 static struct workqueue_struct *kiwi_cm_wq;
 
@@ -325,6 +385,7 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	kiwi_ep_cancel_timer(ep);
 	ep->qp->ird = max_t(u16, ep->ird, 1);
 	ep->qp->ord = max_t(u16, ep->ord, 1);
+	ep->qp->rtr = ep->rtr;	/* either side: "rdma res show qp -dd" */
 	rv = kiwi_qp_connected(ep->qp, ep, ep->sock, ep->crc, ep->large,
 			       send_rtr);
 	if (rv)
@@ -448,12 +509,15 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 	if (m->enhanced) {
 		ep->ord = min_t(u16, ep->ord, m->ird);
 		ep->ird = min_t(u16, ep->ird, KIWI_MAX_IRD);
-		ep->rtr = m->p2p ? m->rtr : 0;
-		/* Exactly one RTR kind must have been chosen. */
-		if (m->p2p && hweight16(ep->rtr) != 1) {
+		/*
+		 * Exactly one RTR kind must have been chosen, and one we
+		 * offered: peer-to-peer only if we asked for it.
+		 */
+		if (m->p2p && (hweight16(m->rtr) != 1 || !(m->rtr & ep->rtr))) {
 			kiwi_active_fail(ep, -ECONNREFUSED, NULL, 0);
 			return;
 		}
+		ep->rtr = m->p2p ? m->rtr : 0;
 	}
 	rv = kiwi_ep_go_rts(ep, ep->rtr);
 	if (rv) {

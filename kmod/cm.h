@@ -24,6 +24,7 @@
 
 extern bool kiwi_p2p;
 extern bool kiwi_large_fpdu;
+extern u16 kiwi_rtr_kinds;
 extern unsigned int kiwi_max_half_open;
 
 /* Receive window of a connection until RTS (TCP_WINDOW_CLAMP). */

@@ -49,7 +49,7 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ep->ord = param->ord;
 	ep->mpa.rev = KIWI_MPA_REV2;
 	ep->mpa.p2p = READ_ONCE(kiwi_p2p);
-	ep->rtr = ep->mpa.p2p ? KIWI_MPA_RTR_WRITE | KIWI_MPA_RTR_READ : 0;
+	ep->rtr = ep->mpa.p2p ? READ_ONCE(kiwi_rtr_kinds) : 0;
 	/* Stage the consumer's private data until TCP is up. */
 	memcpy(ep->mpa_buf + sizeof(struct kiwi_mpa_rr), param->private_data,
 	       param->private_data_len);
@@ -122,7 +122,8 @@ static int kiwi_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *id,
 	ep->ird = param->ird;
 	ep->ord = ep->mpa.enhanced ? min_t(u16, param->ord, ep->mpa.ird) :
 				     param->ord;
-	ep->rtr = ep->mpa.p2p ? kiwi_pick_rtr(ep->mpa.rtr) : 0;
+	ep->rtr = ep->mpa.p2p ?
+		  kiwi_pick_rtr(ep->mpa.rtr & READ_ONCE(kiwi_rtr_kinds)) : 0;
 	if (ep->mpa.p2p && !ep->rtr)
 		return -EOPNOTSUPP;	/* peer-to-peer without an RTR kind */
 	kiwi_qp_get(&qp->ibqp);

@@ -407,6 +407,8 @@ struct kiwi_rx {
 	u32 msn[KIWI_QN_COUNT];		/* next expected MSN per queue */
 	u32 orq_skip;			/* our RTR READ is outstanding */
 	bool rtr_resp;			/* current FPDU answers it */
+	bool rtr_send;			/* the peer's SEND RTR is still due */
+	bool rtr_skip;			/* current FPDU is that RTR */
 	bool resp_due;			/* a READ request awaits an answer */
 	bool worker;			/* bulk: rx_work reads the socket */
 };
@@ -497,6 +499,7 @@ struct kiwi_qp {
 	int access;			/* IB_ACCESS_REMOTE_* granted to peer */
 	u32 ird;
 	u32 ord;
+	u16 rtr;			/* RFC 6581 RTR kind agreed, or 0 */
 	bool user;
 	struct pid *owner;		/* user QPs: the creating process */
 	bool cq_overflow;		/* a completion was lost: QP fails */

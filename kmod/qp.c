@@ -282,6 +282,8 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		goto out;
 	}
 	kiwi_rx_reset(qp);
+	/* A responder that chose a SEND RTR waits for the initiator's. */
+	qp->rx.rtr_send = !rtr && qp->rtr == KIWI_MPA_RTR_SEND;
 	kiwi_qp_reset_msn(qp);
 	qp->crc = crc;
 	qp->large_fpdu = large;
@@ -748,13 +750,14 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	struct kiwi_qp *qp = to_kqp(ibqp);
 	bool crc, large;
 	struct nlattr *nest;
-	u32 ird, ord;
+	u32 ird, ord, rtr;
 
 	mutex_lock(&qp->state_lock);
 	crc = qp->sock && qp->crc;
 	large = qp->sock && qp->large_fpdu;
 	ird = qp->ird;
 	ord = qp->ord;
+	rtr = qp->sock ? qp->rtr : 0;
 	mutex_unlock(&qp->state_lock);
 
 	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -764,6 +767,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "large_fpdu", large) ||
 	    rdma_nl_put_driver_u32(msg, "ird", ird) ||
 	    rdma_nl_put_driver_u32(msg, "ord", ord) ||
+	    rdma_nl_put_driver_u32(msg, "p2p_rtr", rtr) ||
 	    rdma_nl_put_driver_u32(msg, "rfc7306_imm", qp->imm_tx) ||
 	    rdma_nl_put_driver_u32(msg, "rfc7306_atomics", qp->atomic)) {
 		nla_nest_cancel(msg, nest);

@@ -182,6 +182,18 @@ static int kiwi_rx_begin_send(struct kiwi_qp *qp)
 				    rx->in_msg ? rx->msg_len : 0);
 	if (rv)
 		return rv;
+	if (rx->rtr_send) {
+		/*
+		 * The initiator's ready-to-receive (RFC 6581) is its first
+		 * SEND, of no payload; it takes no receive of the consumer's.
+		 */
+		rx->rtr_send = false;
+		if (rx->fr.data_rem || !rx->fr.last)
+			return kiwi_rx_fail(qp, KIWI_TL_LLP, 0,
+					    KIWI_LC_NO_MATCHING_RTR);
+		rx->rtr_skip = true;
+		return 0;
+	}
 	if (!rx->in_msg) {
 		if (!kiwi_qp_take_rqe(qp, &rx->rqe))
 			return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
@@ -649,8 +661,12 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		kiwi_rx_terminate_done(qp);
 		break;
 	default:
-		if (rx->fr.last)
+		if (rx->rtr_skip) {
+			rx->rtr_skip = false;
+			rx->msn[KIWI_QN_SEND]++;
+		} else if (rx->fr.last) {
 			kiwi_rx_send_done(qp);
+		}
 		break;
 	}
 }

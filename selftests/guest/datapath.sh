@@ -21,13 +21,15 @@
 #   - a connect whose rdma_cm port a plain TCP socket holds (cmport.py),
 #   - the negotiated CRC and large-FPDU mode in "rdma res show qp -dd",
 #   - per-QP counters: "rdma statistic qp" bind, unbind and auto mode,
+#   - hardware iWARP defaults played by kiwi: each RFC 6581 RTR kind,
+#     Chelsio's (READ RTR, CRC, IRD/ORD 32), irdma's (CRC, immediate),
 #   - pyverbs tests.test_rdmacm on kiwi2, a device on a dummy netdev in the
 #     root namespace (the suite runs both ends on one address).
 # Output is TAP 13 with the plan line last; exit status 0 only if all pass.
 #
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
 # KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
-# imm, atomic, ring, counters, rping, perf).
+# imm, atomic, ring, counters, hw, rping, perf).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -368,6 +370,65 @@ counters_test() {
 	fi
 }
 
+# hw_role LABEL RTR CRC LARGE: kiwi playing a hardware iWARP peer's
+# defaults on both ends (module parameters p2p_rtr, crc, large_fpdu):
+# rping -V, then ib_read_bw with 32 READs outstanding, during which both
+# QPs must show the RTR kind agreed (drv_p2p_rtr: send 1, write 2, read
+# 4), the CRC setting and IRD/ORD 32 (RFC 6581), and the READs complete.
+hw_role() {
+	local label=$1 rtr=$2 crc=$3 large=$4 P=/sys/module/kiwi/parameters
+	local bit a0="" a1="" i spid cpid rc crc_v=0
+	[ "$crc" = Y ] && crc_v=1
+	echo "$rtr" >$P/p2p_rtr && echo "$crc" >$P/crc &&
+		echo "$large" >$P/large_fpdu || { notok "$label: parameters"; return; }
+	case $rtr in send) bit=1 ;; write) bit=2 ;; read) bit=4 ;; esac
+	rping_test "$label" $SRV 4096 200
+	B timeout 200 ib_read_bw -R -d kiwi1 -F -o 32 -s 65536 -n 2000 \
+		>"$TMPD/srv" 2>&1 &
+	spid=$!
+	wait_port $SRV 18515
+	A timeout 180 ib_read_bw -R -d kiwi0 -F -o 32 -s 65536 -n 2000 $SRV \
+		>"$TMPD/cli" 2>&1 &
+	cpid=$!
+	for i in $(seq 1 60); do
+		a0=$(rdma -dd res show qp link kiwi0/1 | grep "state RTS.*drv_ord 32 ")
+		a1=$(rdma -dd res show qp link kiwi1/1 | grep "state RTS.*drv_ird 32 ")
+		[ -n "$a0" ] && [ -n "$a1" ] && break
+		sleep 0.3
+	done
+	wait $cpid
+	rc=$?
+	wait $spid
+	if [ $rc -eq 0 ] &&
+	   grep -qE '^ +65536 +2000 ' "$TMPD/cli" &&
+	   [[ $a0 == *"drv_mpa_crc $crc_v "*"drv_p2p_rtr $bit "* ]] &&
+	   [[ $a1 == *"drv_mpa_crc $crc_v "*"drv_p2p_rtr $bit "* ]]; then
+		ok "$label: RTR $rtr agreed both ends, CRC $crc, IRD/ORD 32; ib_read_bw -o 32: 2000 x 64 KiB READs"
+	else
+		notok "$label: RTR $rtr, CRC $crc, IRD/ORD 32 (ib_read_bw rc $rc)"
+		{ echo "kiwi0: $a0"; echo "kiwi1: $a1"; } | diag
+		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+	fi
+}
+
+# Hardware iWARP defaults, played by kiwi (issue 17): each RTR kind; a
+# Chelsio T5/T6 (iw_cxgb4: CRC on, markers off, MPA v2, peer-to-peer
+# with a zero-length READ, IRD/ORD 32, standard FPDUs); an Intel E810
+# (irdma: CRC on, standard FPDUs, WRITE with immediate data, no atomics).
+hw_test() {
+	local P=/sys/module/kiwi/parameters
+	hw_role "RTR zero-length WRITE" write N Y
+	hw_role "RTR zero-length SEND" send N Y
+	hw_role "Chelsio defaults (RTR READ, CRC, standard FPDUs)" read Y N
+	echo write,read,send >$P/p2p_rtr
+	echo Y >$P/rfc7306_imm
+	echo N >$P/rfc7306_atomics
+	echo "# irdma defaults: CRC, standard FPDUs, immediate data, no atomics"
+	imm_conn_test
+	echo N >$P/crc
+	echo Y >$P/large_fpdu
+}
+
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 
@@ -379,12 +440,13 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		atomic) atomic_conn_test ;;
 		ring) ring_conn_test ;;
 		counters) counters_test ;;
+		hw) hw_test ;;
 		rping) rping_test kiwi $SRV 4096 "$COUNT" ;;
 		perf)
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, ring, counters, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, ring, counters, hw, rping, perf)" ;;
 		esac
 	done
 	tap_end
@@ -408,5 +470,6 @@ refused_test
 busy_port_test
 res_attr_test
 counters_test
+hw_test
 pyverbs_rdmacm
 tap_end
