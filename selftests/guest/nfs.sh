@@ -22,13 +22,18 @@
 # made inside one is gone when it returns.  The server needs no mount
 # outside its namespace: nfsd is per network namespace and its control
 # file system takes the namespace of whoever mounts it, so one `ip netns
-# exec kwb` mounts /proc/fs/nfsd there, runs exportfs, rpcbind (the
-# kernel registers nfsd with the rpcbind of nfsd's namespace), rpc.mountd
-# and rpc.nfsd, and writes "rdma 20049" to the portlist; the daemons keep
+# exec kwb` mounts /proc/fs/nfsd there, runs exportfs, rpcbind, rpc.mountd
+# and rpc.nfsd, and writes "rdma 20049" to the portlist.  rpcbind runs in
+# kwb only: the kernel registers nfsd through /var/run/rpcbind.sock
+# (rpcb_create_local_unix(), net/sunrpc/rpcb_clnt.c), an AF_LOCAL socket
+# found by its path, which is the same in every namespace here; a second
+# rpcbind would take it over.  NFS 3's mount reaches kwb's rpcbind and
+# rpc.mountd at 10.98.0.2 over the veth pair.  The daemons keep
 # that mount namespace alive, and teardown enters it (nsenter into
 # rpc.mountd's mount and network namespaces) for `rpc.nfsd 0`.  NFS 3 is
-# mounted with nolock: NLM would need rpc.statd and an rpcbind on the
-# client side too, and runs over TCP/UDP, not RDMA.
+# mounted with nolock: NLM would need rpc.statd and the client's lockd
+# registered with an rpcbind of the initial namespace, whose socket path
+# is kwb's rpcbind's here; and NLM runs over TCP/UDP, not RDMA.
 #
 # For NFS 4.2 and NFS 3 each: mounted with proto=rdma and addr=10.98.0.2
 # (/proc/mounts), kiwi0's connection from 10.98.0.1 to 10.98.0.2:20049 in
