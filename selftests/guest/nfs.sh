@@ -57,6 +57,7 @@ SRV=10.98.0.2
 # legacy and nfsdcltrack ones refuse containers), so it waits out a full
 # grace period before the first NFSv4 OPEN: 10 s, the least it takes.
 server_up() {
+	# shellcheck disable=SC2016 # expanded by that shell
 	B sh -ec '
 		mount -t nfsd nfsd /proc/fs/nfsd
 		echo 10 >/proc/fs/nfsd/nfsv4gracetime
