@@ -37,7 +37,7 @@
 #
 # For NFS 4.2 and NFS 3 each: mounted with proto=rdma and addr=10.98.0.2
 # (/proc/mounts), kiwi0's connection from 10.98.0.1 to 10.98.0.2:20049 in
-# the initial namespace; a tree of files of mixed sizes (1 B to 16 MiB)
+# the initial namespace; a tree of files of mixed sizes (1 B to 64 MiB)
 # copied to the server and back, SHA-256 compared; fio with O_DIRECT,
 # random 4 KiB writes and sequential 1 MiB writes, every block verified
 # (crc32c); unmount.  Then nfsd stops, the daemons end, kiwi1 goes, the
@@ -109,18 +109,18 @@ setup() {
 	wait_port $SRV 20049 || { echo "kwb: nothing listens on 20049"; B ss -ltn; return 1; }
 }
 
-# A tree of files: sizes from 1 byte to 16 MiB, odd ones included.
+# A tree of files: sizes from 1 byte to 64 MiB, odd ones included; 300 files.
 make_tree() {
 	local d=$1 i s
 	mkdir -p "$d/sub/deeper"
 	i=0
 	for s in 1 2 511 512 513 4095 4096 4097 65535 65536 65537 1048575 \
-		 1048576 3000001 16777216; do
+		 1048576 3000001 16777216 67108864; do
 		head -c $s /dev/urandom >"$d/f$i"
 		head -c $((s / 3 + 1)) /dev/urandom >"$d/sub/g$i"
 		i=$((i + 1))
 	done
-	for i in $(seq 1 100); do
+	for i in $(seq 1 268); do
 		head -c $((RANDOM * 3)) /dev/urandom >"$d/sub/deeper/s$i"
 	done
 }
@@ -160,7 +160,7 @@ nfs_version() {
 	   cp -r "$MNT/tree$v" "$TMPD/back" &&
 	   [ "$(sums "$TMPD/tree")" = "$(sums "$TMPD/back")" ] &&
 	   [ "$(sums "$TMPD/tree")" = "$(sums "$EXP/tree$v")" ]; then
-		ok "NFS $v: $n files (1 B..16 MiB, $(du -sh "$TMPD/tree" | cut -f1)) copied there and back, SHA-256 equal (client, server, copy back)"
+		ok "NFS $v: $n files (1 B..64 MiB, $(du -sh "$TMPD/tree" | cut -f1)) copied there and back, SHA-256 equal (client, server, copy back)"
 	else
 		notok "NFS $v: $n files copied there and back, SHA-256 equal"
 		diff <(sums "$TMPD/tree") <(sums "$TMPD/back" 2>/dev/null) | head | diag
