@@ -51,7 +51,7 @@
 #
 # Environment: KIWI_RPING_COUNT (default 200), KIWI_PERF_ITERS (200),
 # KIWI_DP_MTU (1500), KIWI_INTEROP_ONLY (parts to run alone,
-# comma-separated: crc, nocrc, qperf, crypto; default all).
+# comma-separated: crc, nocrc, qperf, ext, crypto; default all).
 set -u
 
 # perftest works out its clock rate after the run, and fails that when
@@ -133,6 +133,69 @@ qperf_part() {
 	wait $sp 2>/dev/null
 }
 
+# Extensions on other QPs of the same device: kiwi0 also talks to kiwi2,
+# a kiwi device on a macvlan of siw0's veth end (kwb, 10.93.0.3).  With
+# rfc7306_imm and rfc7306_atomics on (read at QP creation: kiwi0's QPs
+# to siw have them too), atomic_conn and imm_conn run kiwi0<->kiwi2 over
+# and over while rping -V and ib_send_bw run kiwi0<->siw0: siw must see
+# nothing it cannot speak, and every pair verifies its data.
+EXT=10.93.0.3
+ext_loop() {
+	local bin=$GUEST_DIR/../../build/selftests n=0 t port spid rc
+	while [ ! -e "$TMPD/ext.stop" ]; do
+		for t in atomic_conn:7179 imm_conn:7177; do
+			port=${t#*:}
+			t=${t%:*}
+			B timeout 120 "$bin/$t" -s $EXT "$port" >"$TMPD/ext.s" 2>&1 &
+			spid=$!
+			wait_port $EXT "$port"
+			A timeout 100 "$bin/$t" -c $EXT "$port" >"$TMPD/ext.c" 2>&1
+			rc=$?
+			[ $rc -eq 0 ] || kill_tree $spid
+			wait $spid || rc=1
+			if [ $rc -ne 0 ]; then
+				echo "$t failed after $n good runs" >"$TMPD/ext.result"
+				cat "$TMPD/ext.c" "$TMPD/ext.s" >>"$TMPD/ext.result"
+				return
+			fi
+			n=$((n + 1))
+		done
+	done
+	echo "ok $n" >"$TMPD/ext.result"
+}
+
+ext_part() {
+	local P=/sys/module/kiwi/parameters epid r
+	if ! B ip link add mv1 link iv1 type macvlan mode bridge ||
+	   ! B ip addr add $EXT/24 dev mv1 || ! B ip link set mv1 up ||
+	   ! B rdma link add kiwi2 type kiwi netdev mv1; then
+		notok "extensions: kiwi2 on a macvlan of iv1"
+		return
+	fi
+	echo 1 >$P/crc
+	echo Y >$P/rfc7306_imm
+	echo Y >$P/rfc7306_atomics
+	rm -f "$TMPD/ext.stop" "$TMPD/ext.result"
+	ext_loop &
+	epid=$!
+	rping_test "kiwi->siw, extensions on kiwi0's other QPs" 10.93.0.2 4096 "$COUNT"
+	perf_test "kiwi->siw, extensions on kiwi0's other QPs" siw0 kiwi0 \
+		10.93.0.2 "$ITERS" ib_send_bw -s 65536
+	touch "$TMPD/ext.stop"
+	wait $epid
+	r=$(head -n 1 "$TMPD/ext.result" 2>/dev/null)
+	if [[ $r == "ok "* ]] && [ "${r#ok }" -ge 2 ]; then
+		ok "extensions: atomic_conn and imm_conn kiwi0<->kiwi2 meanwhile, ${r#ok } runs, all passed"
+	else
+		notok "extensions: atomic_conn and imm_conn kiwi0<->kiwi2 meanwhile (${r:-no result})"
+		diag "$TMPD/ext.result" 2>/dev/null
+	fi
+	echo N >$P/rfc7306_imm
+	echo N >$P/rfc7306_atomics
+	B rdma link del kiwi2
+	B ip link del mv1
+}
+
 tap_setup "kiwi and siw devices on two veth pairs" \
 	"kiwi0<->siw0 and siw1<->kiwi1 on veth pairs (MTU $MTU)"
 
@@ -144,6 +207,7 @@ for crc in 1 0; do
 	direction "siw->kiwi $c" kiwi1 siw1 10.94.0.2
 done
 part qperf && qperf_part
+part ext && ext_part
 
 # The other CRC32c code: under emulation crc_impl=auto picks the table
 # code (copy and CRC in one pass), so the crypto API's (copy, then CRC)
