@@ -304,25 +304,25 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 /* ---- placement helpers for the data path ---- */
 
 /*
- * Check that [addr, addr + len) lies inside @mem, which must belong to
- * @pd and grant @access, and record in *@gen the generation that was
- * checked: copies name it (kiwi_mem_copy_*()).  Returns 0 or the RDMAP
- * error code (enum kiwi_rdmap_ecode) that describes the violation.
+ * RDMAP's code for an invalid STag is 0, which reads as "no violation"
+ * here: an STag that is not valid, or not usable by this access, is
+ * reported as not associated instead, which callers answer exactly as
+ * an invalid one (rx.c: kiwi_rx_remote_why()).
  */
+#define KIWI_MEM_REFUSED	KIWI_RC_STAG_NOT_ASSOC
+
 static int kiwi_mem_why(struct kiwi_mem *mem, struct ib_pd *pd,
 			struct kiwi_qp *qp, u64 addr, u64 len, int access)
 {
 	lockdep_assert_held(&mem->lock);
-	if (!mem->valid)
-		return KIWI_RC_INVALID_STAG;
-	if (mem->pd != pd)
-		return KIWI_RC_STAG_NOT_ASSOC;
+	if (!mem->valid || mem->pd != pd)
+		return KIWI_MEM_REFUSED;
 	/* A window serves only the peer; a type 2 one only its QP's. */
 	if (mem->mw_type && (!qp || !access || (access & ~KIWI_MW_ACCESS)))
-		return KIWI_RC_INVALID_STAG;
+		return KIWI_MEM_REFUSED;
 	if (mem->mw_type == IB_MW_TYPE_2 &&
 	    mem->qp_token != READ_ONCE(qp->mw_token))
-		return KIWI_RC_STAG_NOT_ASSOC;
+		return KIWI_MEM_REFUSED;
 	if ((mem->access & access) != access)
 		return KIWI_RC_ACCESS_RIGHTS;
 	if (addr + len < addr)
@@ -332,6 +332,12 @@ static int kiwi_mem_why(struct kiwi_mem *mem, struct ib_pd *pd,
 	return 0;
 }
 
+/*
+ * Check that [addr, addr + len) lies inside @mem, which must belong to
+ * @pd and grant @access, and record in *@gen the generation that was
+ * checked: copies name it (kiwi_mem_copy_*()).  Returns 0 or the RDMAP
+ * error code (enum kiwi_rdmap_ecode) that describes the violation.
+ */
 static int kiwi_mem_check_as(struct kiwi_mem *mem, struct ib_pd *pd,
 			     struct kiwi_qp *qp, u64 addr, u64 len, int access,
 			     u32 *gen)
@@ -394,6 +400,9 @@ static void kiwi_mem_xfer(struct kiwi_mem *mem, u64 addr, u8 *buf, u32 len,
 {
 	lockdep_assert_held_read(&mem->lock);
 	mem = kiwi_mem_resolve(mem, &addr);
+	/* Only a valid window passes a check: it has its region. */
+	if (WARN_ON_ONCE(mem->mw_type))
+		return;
 	while (len) {
 		u32 pg_off = offset_in_page(addr);
 		u32 chunk = min_t(u32, len, PAGE_SIZE - pg_off);
@@ -516,7 +525,8 @@ bool kiwi_mem_atomic(struct kiwi_mem *mem, u32 gen,
 	if (ok) {
 		pm = kiwi_mem_resolve(mem, &addr);
 		/* A window may start anywhere in its region. */
-		ok = !(addr & (KIWI_ATOMIC_LEN - 1));
+		ok = !(addr & (KIWI_ATOMIC_LEN - 1)) &&
+		     !WARN_ON_ONCE(pm->mw_type);
 	}
 	if (ok) {
 		if (pm->pages) {

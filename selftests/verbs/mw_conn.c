@@ -69,7 +69,8 @@ struct msg {
 
 struct conn {
 	struct rdma_cm_id *id;
-	struct ibv_cq *cq;
+	struct ibv_cq *scq;		/* send completions */
+	struct ibv_cq *rcq;		/* receive completions */
 	struct ibv_qp_ex *qx;
 	struct ibv_mr *mmr;		/* msgs */
 	struct msg msgs[NRECV];
@@ -102,10 +103,12 @@ static void make_qp(struct conn *c)
 			DIE("pd: %s", strerror(errno));
 	}
 	qa.pd = pd;
-	c->cq = ibv_create_cq(c->id->verbs, 64, NULL, NULL, 0);
-	if (!c->cq)
+	c->scq = ibv_create_cq(c->id->verbs, 32, NULL, NULL, 0);
+	c->rcq = ibv_create_cq(c->id->verbs, 32, NULL, NULL, 0);
+	if (!c->scq || !c->rcq)
 		DIE("cq: %s", strerror(errno));
-	qa.send_cq = qa.recv_cq = c->cq;
+	qa.send_cq = c->scq;
+	qa.recv_cq = c->rcq;
 	if (rdma_create_qp_ex(c->id, &qa))
 		DIE("rdma_create_qp_ex: %s", strerror(errno));
 	c->qx = ibv_qp_to_qp_ex(c->id->qp);
@@ -124,9 +127,15 @@ static void make_qp(struct conn *c)
 	}
 }
 
+/* Send and receive completions apart: a reply may beat a SEND's. */
 static struct ibv_wc next_wc(struct conn *c)
 {
-	return cm_pair_wc(c->cq, 20, "");
+	return cm_pair_wc(c->scq, 20, "send");
+}
+
+static struct ibv_wc next_rwc(struct conn *c)
+{
+	return cm_pair_wc(c->rcq, 20, "receive");
 }
 
 /* The completion of send WR @id, which must succeed with @opcode. */
@@ -157,7 +166,7 @@ static void send_msg(struct conn *c, const struct msg *m)
 /* The next message from the peer (its completion in c->last). */
 static struct msg recv_msg(struct conn *c, uint32_t kind)
 {
-	struct ibv_wc wc = next_wc(c);
+	struct ibv_wc wc = next_rwc(c);
 	struct ibv_sge sge;
 	struct ibv_recv_wr wr = { .wr_id = wc.wr_id, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
@@ -178,7 +187,10 @@ static struct msg recv_msg(struct conn *c, uint32_t kind)
 	return m;
 }
 
-/* Wait for the QP to be flushed: a completion in error, then ERR state. */
+/*
+ * Wait for the QP to be flushed: a receive completes in error (every
+ * side keeps receives posted), then the QP is in ERR.
+ */
 static void wait_dead(struct conn *c, const char *what)
 {
 	struct ibv_qp_attr qa;
@@ -186,7 +198,7 @@ static void wait_dead(struct conn *c, const char *what)
 	struct ibv_wc wc;
 
 	do
-		wc = next_wc(c);
+		wc = next_rwc(c);
 	while (wc.status == IBV_WC_SUCCESS);
 	if (ibv_query_qp(c->id->qp, &qa, IBV_QP_STATE, &ia) ||
 	    qa.qp_state != IBV_QPS_ERR)
