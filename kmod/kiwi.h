@@ -234,6 +234,7 @@ struct kiwi_mem {
 	 * window is bound to.  Under lock, like valid.
 	 */
 	u8 mw_type;
+	bool mw_dead;			/* deallocated: binds refused */
 	struct kiwi_mem *parent;
 	u64 base;
 	u64 qp_token;

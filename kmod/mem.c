@@ -740,6 +740,8 @@ int kiwi_dealloc_mw(struct ib_mw *ibmw)
 
 	write_lock_irqsave(&mem->lock, flags);
 	parent = kiwi_mw_unbind(mem);
+	/* A bind still in a send queue must not bring it back. */
+	mem->mw_dead = true;
 	write_unlock_irqrestore(&mem->lock, flags);
 	kiwi_mw_put_parent(parent);
 	kiwi_mem_destroy(mem);
@@ -826,7 +828,7 @@ static int kiwi_mw_set(struct kiwi_mem *mw, struct kiwi_qp *qp,
 		       struct kiwi_mem **old)
 {
 	lockdep_assert_held_write(&mw->lock);
-	if ((mw->mw_type == IB_MW_TYPE_2 && mw->valid) ||
+	if (mw->mw_dead || (mw->mw_type == IB_MW_TYPE_2 && mw->valid) ||
 	    (b->new_stag & 0xff) == (mw->stag & 0xff))
 		return -EINVAL;
 	*old = kiwi_mw_unbind(mw);

@@ -419,10 +419,13 @@ static int kiwi_sqe_bind(struct kiwi_qp *qp, const struct kiwi_usqe *h,
 	return 0;
 }
 
-/* SGEs and inline data a WQE of @opcode may carry. */
+/*
+ * SGEs a WQE of @opcode may carry (0: no inline data either).  A
+ * LOCAL_INV's are ignored, as they always were for kernel consumers.
+ */
 static u32 kiwi_sqe_max_sge(u32 opcode)
 {
-	if (opcode == IB_WR_BIND_MW || opcode == IB_WR_LOCAL_INV)
+	if (opcode == IB_WR_BIND_MW)
 		return 0;
 	return kiwi_wr_takes_ord(opcode) ? KIWI_MAX_SGE_RD : KIWI_MAX_SGE;
 }
