@@ -287,6 +287,13 @@ mw_conn_test() {
 	pair_verdict "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2" \
 		$PAIR_RC $PAIR_SRC
 	diag "$TMPD/cli" "$TMPD/srv"
+	# The server exited with two windows bound in a region.
+	if [ -z "$(B rdma res show mr dev kiwi1 2>&1)" ]; then
+		ok "mw_conn: exit with bound windows frees them and their region"
+	else
+		notok "mw_conn: exit with bound windows frees them and their region"
+		B rdma res show mr dev kiwi1 2>&1 | diag
+	fi
 	for what in "dead STag READ:op 1 layer 0 type 1 code 0x00" \
 		    "WRITE beyond the window:op 0 layer 1 type 1 code 0x01"; do
 		m=${what#*:}

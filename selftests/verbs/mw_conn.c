@@ -33,7 +33,10 @@
  *  7 a type 2 window is usable only from its QP's connection: a READ
  *    through it over a second connection (scenario 8, same PD) is
  *    refused, on its own connection it works.
- * The client also checks max_mw > 0 and IBV_DEVICE_MEM_WINDOW.
+ * The client also checks max_mw > 0 and IBV_DEVICE_MEM_WINDOW.  The
+ * server exits with a type 1 and a type 2 window still bound in a
+ * region it never deregisters: closing the device must free all three
+ * (datapath.sh looks for leftover regions).
  * Exit status 0 on success; diagnostics on stderr.
  */
 #include <errno.h>
@@ -423,14 +426,29 @@ static void srv_bind_refused(struct conn *c, int mr_access,
 	release(mw, mr);
 }
 
-static void srv_qp_bound(struct conn *c, struct rdma_cm_id *listen)
+/* Windows bound in a region, all left for the process exit. */
+static void leave_bound(struct conn *c)
 {
 	struct ibv_mr *mr = region(IBV_ACCESS_LOCAL_WRITE |
 				   IBV_ACCESS_MW_BIND);
-	struct ibv_mw *mw = window(IBV_MW_TYPE_2);
+
+	bind1(c, window(IBV_MW_TYPE_1), mr, (uintptr_t)sbuf, 4096,
+	      IBV_ACCESS_REMOTE_READ);
+	bind2(c, window(IBV_MW_TYPE_2), mr, (uintptr_t)sbuf + 4096, 4096,
+	      IBV_ACCESS_REMOTE_WRITE);
+}
+
+static void srv_qp_bound(struct conn *c, struct rdma_cm_id *listen)
+{
 	struct rdma_conn_param cp = { .responder_resources = 4,
 				      .initiator_depth = 4 };
 	struct conn probe = { 0 };
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+
+	leave_bound(c);
+	mr = region(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	mw = window(IBV_MW_TYPE_2);
 
 	memset(sbuf, 'Q', 4096);
 	bind2(c, mw, mr, (uintptr_t)sbuf, 4096, IBV_ACCESS_REMOTE_READ);
