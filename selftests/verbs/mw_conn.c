@@ -32,7 +32,8 @@
  *    IBV_WC_MW_BIND_ERR.
  *  7 a type 2 window is usable only from its QP's connection: a READ
  *    through it over a second connection (scenario 8, same PD) is
- *    refused, on its own connection it works.
+ *    refused, on its own connection it works.  Before it, a type 1 bind
+ *    of length 0 unbinds a window, and its region deregisters.
  * The client also checks max_mw > 0 and IBV_DEVICE_MEM_WINDOW.  The
  * server exits with a type 1 and a type 2 window still bound in a
  * region it never deregisters: closing the device must free all three
@@ -426,6 +427,31 @@ static void srv_bind_refused(struct conn *c, int mr_access,
 	release(mw, mr);
 }
 
+/* A type 1 bind of length 0 unbinds; the region may go then. */
+static void unbind_type1(struct conn *c)
+{
+	struct ibv_mr *mr = region(IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = window(IBV_MW_TYPE_1);
+	struct ibv_mw_bind b = { .wr_id = 101,
+				 .send_flags = IBV_SEND_SIGNALED };
+	uint32_t old;
+	int rv;
+
+	bind1(c, mw, mr, (uintptr_t)sbuf, 4096, IBV_ACCESS_REMOTE_READ);
+	old = mw->rkey;
+	rv = ibv_bind_mw(c->id->qp, mw, &b);
+	if (rv)
+		DIE("ibv_bind_mw (unbind): %s", strerror(rv));
+	expect_ok(c, 101, IBV_WC_BIND_MW, "type 1 unbind");
+	if (mw->rkey == old)
+		DIE("rkey %#x unchanged by the unbind", mw->rkey);
+	if (ibv_dereg_mr(mr))
+		DIE("dereg_mr after the unbind: %s", strerror(errno));
+	if (ibv_dealloc_mw(mw))
+		DIE("dealloc_mw: %s", strerror(errno));
+}
+
 /* Windows bound in a region, all left for the process exit. */
 static void leave_bound(struct conn *c)
 {
@@ -446,6 +472,8 @@ static void srv_qp_bound(struct conn *c, struct rdma_cm_id *listen)
 	struct ibv_mr *mr;
 	struct ibv_mw *mw;
 
+	/* Before the client hears anything: it disconnects when done. */
+	unbind_type1(c);
 	leave_bound(c);
 	mr = region(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 	mw = window(IBV_MW_TYPE_2);
