@@ -4,6 +4,7 @@
  * selftests/guest/datapath.sh in two network namespaces):
  *
  *	mw_conn -s ADDR PORT	server: owns the regions and windows
+ *	mw_conn -H ADDR PORT	the same, then holds them until killed
  *	mw_conn -c ADDR PORT	client: reaches them through the windows
  *
  * The server binds windows on its side of each connection and tells the
@@ -494,7 +495,7 @@ static void srv_qp_bound(struct conn *c, struct rdma_cm_id *listen)
 	fprintf(stderr, "mw_conn server: type 2 window usable from its own QP only\n");
 }
 
-static int server(const char *addr, const char *port)
+static int server(const char *addr, const char *port, bool hold)
 {
 	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
 	struct rdma_conn_param cp = { .responder_resources = 4,
@@ -538,6 +539,11 @@ static int server(const char *addr, const char *port)
 		default: DIE("scenario %u", scen);
 		}
 		rdma_disconnect(c->id);
+	}
+	if (hold) {	/* abuse.sh unloads kiwi under us */
+		fprintf(stderr, "mw_conn server: holding\n");
+		for (;;)
+			pause();
 	}
 	return 0;
 }
@@ -732,9 +738,11 @@ static int client(const char *addr, const char *port)
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "-s"))
-		return server(argv[2], argv[3]);
+		return server(argv[2], argv[3], false);
+	if (argc == 4 && !strcmp(argv[1], "-H"))
+		return server(argv[2], argv[3], true);
 	if (argc == 4 && !strcmp(argv[1], "-c"))
 		return client(argv[2], argv[3]);
-	fprintf(stderr, "usage: mw_conn -s|-c ADDR PORT\n");
+	fprintf(stderr, "usage: mw_conn -s|-H|-c ADDR PORT\n");
 	return 2;
 }
