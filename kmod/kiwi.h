@@ -239,11 +239,39 @@ struct kiwi_mem {
 	struct page **map_pages;
 	unsigned long map_npages;
 	struct ib_umem *umem;
+	/*
+	 * Memory windows (mw_type 1 or 2; 0 for a region).  While bound
+	 * (valid), a window addresses [iova, iova + len), which maps to
+	 * [base, ...) of parent, a user region it holds a reference and a
+	 * count in parent->nr_mw on; qp_token names the QP a type 2
+	 * window is bound to.  Under lock, like valid.
+	 */
+	u8 mw_type;
+	bool mw_dead;			/* deallocated: binds refused */
+	struct kiwi_mem *parent;
+	u64 base;
+	u64 qp_token;
+	atomic_t nr_mw;			/* region: windows bound to it */
 };
 
 struct kiwi_mr {
 	struct ib_mr ibmr;
 	struct kiwi_mem *mem;
+};
+
+struct kiwi_mw {
+	struct ib_mw ibmw;
+	struct kiwi_mem *mem;
+};
+
+/* A bind work request, validated in form only (mem.c checks the rest). */
+struct kiwi_bind {
+	u32 mw_stag;			/* the window (its index counts) */
+	u32 new_stag;			/* same index, the new key */
+	u32 mr_lkey;
+	u32 access;			/* IB_ACCESS_REMOTE_*, IB_ZERO_BASED */
+	u64 addr;			/* in the region */
+	u64 len;
 };
 
 /* Completion queue entry, kept compact; converted to ib_wc on poll. */
@@ -347,6 +375,7 @@ struct kiwi_sqe {
 	u64 swap;
 	struct kiwi_sge sge[KIWI_MAX_SGE];
 	u8 *inline_data;		/* kiwi_qp.sq_inline, or NULL */
+	struct kiwi_bind bind;		/* IB_WR_BIND_MW */
 };
 
 /*
@@ -455,6 +484,13 @@ struct kiwi_qp {
 	struct mutex state_lock;
 	u32 st;
 
+	/*
+	 * Names the QP to the type 2 windows bound to it: unique for the
+	 * module's lifetime, unlike the QP number or the address; drawn
+	 * at the first bind (kiwi_mem_qp_token()), 0 before.
+	 */
+	u64 mw_token;
+
 	struct kiwi_cq *scq;
 	struct kiwi_cq *rcq;
 	struct kiwi_srq *srq;
@@ -550,6 +586,11 @@ static inline struct kiwi_pd *to_kpd(struct ib_pd *ibpd)
 static inline struct kiwi_mr *to_kmr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct kiwi_mr, ibmr);
+}
+
+static inline struct kiwi_mw *to_kmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct kiwi_mw, ibmw);
 }
 
 static inline struct kiwi_cq *to_kcq(struct ib_cq *ibcq)
@@ -737,6 +778,11 @@ bool kiwi_mem_copy_in(struct kiwi_mem *mem, u32 gen, u64 addr,
 bool kiwi_mem_atomic(struct kiwi_mem *mem, u32 gen,
 		     const struct kiwi_atomic_info *ai, u64 *orig);
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
+int kiwi_mem_check_qp(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 addr,
+		      u64 len, int access, u32 *gen);
+int kiwi_mem_bind_mw(struct kiwi_qp *qp, const struct kiwi_bind *b);
+int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int kiwi_dealloc_mw(struct ib_mw *ibmw);
 int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access);
 
 /* verbs.c: device, port, context and PD verbs */

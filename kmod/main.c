@@ -118,12 +118,14 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.uverbs_abi_ver = KIWI_ABI_VERSION,
 
 	.alloc_mr = kiwi_alloc_mr,
+	.alloc_mw = kiwi_alloc_mw,
 	.alloc_pd = kiwi_alloc_pd,
 	.alloc_ucontext = kiwi_alloc_ucontext,
 	.create_cq = kiwi_create_cq,
 	.create_qp = kiwi_create_qp,
 	.create_srq = kiwi_create_srq,
 	.dealloc_driver = kiwi_dealloc_driver,
+	.dealloc_mw = kiwi_dealloc_mw,
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dealloc_ucontext = kiwi_dealloc_ucontext,
 	.alloc_hw_port_stats = kiwi_alloc_hw_port_stats,
@@ -171,6 +173,7 @@ static const struct ib_device_ops kiwi_dev_ops = {
 	.resize_cq = kiwi_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, kiwi_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, kiwi_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, kiwi_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, kiwi_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, kiwi_srq, ibsrq),

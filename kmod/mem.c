@@ -44,7 +44,12 @@ static atomic_t kiwi_mem_live = ATOMIC_INIT(0);
 #define KIWI_ACCESS_SUPPORTED                                                 \
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                     \
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |                    \
-	 IB_ACCESS_RELAXED_ORDERING)
+	 IB_ACCESS_RELAXED_ORDERING | IB_ACCESS_MW_BIND)
+
+/* What a memory window can grant: remote access only. */
+#define KIWI_MW_ACCESS                                                        \
+	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |                     \
+	 IB_ACCESS_REMOTE_ATOMIC)
 
 static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 				       struct ib_pd *pd, int access)
@@ -273,11 +278,25 @@ err:
 	return ERR_PTR(rv);
 }
 
+/*
+ * A region with memory windows bound to it stays (-EBUSY), as the verbs
+ * require; once it is invalid, no window can bind to it any more.
+ */
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct kiwi_mr *mr = to_kmr(ibmr);
+	struct kiwi_mem *mem = mr->mem;
+	unsigned long flags;
+	bool busy;
 
-	kiwi_mem_destroy(mr->mem);
+	write_lock_irqsave(&mem->lock, flags);
+	busy = atomic_read(&mem->nr_mw);
+	if (!busy)
+		kiwi_mem_set_valid(mem, false);
+	write_unlock_irqrestore(&mem->lock, flags);
+	if (busy)
+		return -EBUSY;
+	kiwi_mem_destroy(mem);
 	kfree(mr);
 	return 0;
 }
@@ -285,30 +304,83 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 /* ---- placement helpers for the data path ---- */
 
 /*
+ * RDMAP's code for an invalid STag is 0, which reads as "no violation"
+ * here: an STag that is not valid, or not usable by this access, is
+ * reported as not associated instead, which callers answer exactly as
+ * an invalid one (rx.c: kiwi_rx_remote_why()).
+ */
+#define KIWI_MEM_REFUSED	KIWI_RC_STAG_NOT_ASSOC
+
+static int kiwi_mem_why(struct kiwi_mem *mem, struct ib_pd *pd,
+			struct kiwi_qp *qp, u64 addr, u64 len, int access)
+{
+	lockdep_assert_held(&mem->lock);
+	if (!mem->valid || mem->pd != pd)
+		return KIWI_MEM_REFUSED;
+	/* A window serves only the peer; a type 2 one only its QP's. */
+	if (mem->mw_type && (!qp || !access || (access & ~KIWI_MW_ACCESS)))
+		return KIWI_MEM_REFUSED;
+	if (mem->mw_type == IB_MW_TYPE_2 &&
+	    mem->qp_token != READ_ONCE(qp->mw_token))
+		return KIWI_MEM_REFUSED;
+	if ((mem->access & access) != access)
+		return KIWI_RC_ACCESS_RIGHTS;
+	if (addr + len < addr)
+		return KIWI_RC_TO_WRAP;
+	if (addr < mem->iova || addr + len - mem->iova > mem->len)
+		return KIWI_RC_BASE_BOUNDS;
+	return 0;
+}
+
+/*
  * Check that [addr, addr + len) lies inside @mem, which must belong to
  * @pd and grant @access, and record in *@gen the generation that was
  * checked: copies name it (kiwi_mem_copy_*()).  Returns 0 or the RDMAP
  * error code (enum kiwi_rdmap_ecode) that describes the violation.
  */
-int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
-		   u64 len, int access, u32 *gen)
+static int kiwi_mem_check_as(struct kiwi_mem *mem, struct ib_pd *pd,
+			     struct kiwi_qp *qp, u64 addr, u64 len, int access,
+			     u32 *gen)
 {
-	int why = 0;
+	int why;
 
 	read_lock_bh(&mem->lock);
-	if (!mem->valid)
-		why = KIWI_RC_INVALID_STAG;
-	else if (mem->pd != pd)
-		why = KIWI_RC_STAG_NOT_ASSOC;
-	else if ((mem->access & access) != access)
-		why = KIWI_RC_ACCESS_RIGHTS;
-	else if (addr + len < addr)
-		why = KIWI_RC_TO_WRAP;
-	else if (addr < mem->iova || addr + len - mem->iova > mem->len)
-		why = KIWI_RC_BASE_BOUNDS;
+	why = kiwi_mem_why(mem, pd, qp, addr, len, access);
 	*gen = mem->gen;
 	read_unlock_bh(&mem->lock);
 	return why;
+}
+
+/* A local access (an SGE's lkey): memory windows never qualify. */
+int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
+		   u64 len, int access, u32 *gen)
+{
+	return kiwi_mem_check_as(mem, pd, NULL, addr, len, access, gen);
+}
+
+/*
+ * An access by @qp's peer (an STag from the wire): as kiwi_mem_check(),
+ * and memory windows qualify, a type 2 one only if bound to @qp.
+ */
+int kiwi_mem_check_qp(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 addr,
+		      u64 len, int access, u32 *gen)
+{
+	return kiwi_mem_check_as(mem, qp->ibqp.pd, qp, addr, len, access,
+				 gen);
+}
+
+/*
+ * Under mem->lock: the region whose pages back @mem's *@addr, and the
+ * address there.  A bound window names its parent region, which cannot
+ * go while the window holds it (kiwi_dereg_mr()).
+ */
+static struct kiwi_mem *kiwi_mem_resolve(struct kiwi_mem *mem, u64 *addr)
+{
+	lockdep_assert_held(&mem->lock);
+	if (!mem->parent)
+		return mem;
+	*addr = *addr - mem->iova + mem->base;
+	return mem->parent;
 }
 
 /* Page backing @addr of a user region; the caller checked bounds. */
@@ -327,6 +399,10 @@ static void kiwi_mem_xfer(struct kiwi_mem *mem, u64 addr, u8 *buf, u32 len,
 			  u32 *crc, bool in)
 {
 	lockdep_assert_held_read(&mem->lock);
+	mem = kiwi_mem_resolve(mem, &addr);
+	/* Only a valid window passes a check: it has its region. */
+	if (WARN_ON_ONCE(mem->mw_type))
+		return;
 	while (len) {
 		u32 pg_off = offset_in_page(addr);
 		u32 chunk = min_t(u32, len, PAGE_SIZE - pg_off);
@@ -436,6 +512,7 @@ static DEFINE_SPINLOCK(kiwi_atomic_lock);
 bool kiwi_mem_atomic(struct kiwi_mem *mem, u32 gen,
 		     const struct kiwi_atomic_info *ai, u64 *orig)
 {
+	struct kiwi_mem *pm;
 	u64 addr = ai->to;
 	bool ok;
 	u64 *p;
@@ -446,8 +523,14 @@ bool kiwi_mem_atomic(struct kiwi_mem *mem, u32 gen,
 	read_lock_bh(&mem->lock);
 	ok = mem->gen == gen;
 	if (ok) {
-		if (mem->pages) {
-			va = kmap_local_page(kiwi_mem_page(mem, addr));
+		pm = kiwi_mem_resolve(mem, &addr);
+		/* A window may start anywhere in its region. */
+		ok = !(addr & (KIWI_ATOMIC_LEN - 1)) &&
+		     !WARN_ON_ONCE(pm->mw_type);
+	}
+	if (ok) {
+		if (pm->pages) {
+			va = kmap_local_page(kiwi_mem_page(pm, addr));
 			p = va + offset_in_page(addr);
 		} else {
 			p = (u64 *)(uintptr_t)addr;
@@ -575,14 +658,42 @@ out:
 	return rv;
 }
 
+/* ---- memory windows ---- */
+
+/*
+ * Under the window's lock (write): it no longer maps anything.  Returns
+ * the region it held, for kiwi_mw_put_parent() once the lock is
+ * dropped: copies re-check the generation under the lock, so none uses
+ * the region after this.
+ */
+static struct kiwi_mem *kiwi_mw_unbind(struct kiwi_mem *mw)
+{
+	struct kiwi_mem *parent = mw->parent;
+
+	lockdep_assert_held_write(&mw->lock);
+	kiwi_mem_set_valid(mw, false);
+	mw->parent = NULL;
+	return parent;
+}
+
+static void kiwi_mw_put_parent(struct kiwi_mem *parent)
+{
+	if (!parent)
+		return;
+	atomic_dec(&parent->nr_mw);
+	kiwi_mem_put(parent);
+}
+
 /*
  * Invalidate @stag on behalf of @qp: LOCAL_INV, READ with invalidate, or
  * a peer's SEND with invalidate.  Only fast-register regions of the QP's
- * protection domain can be invalidated.
+ * protection domain can be invalidated, and type 2 windows bound to the
+ * QP (type 1 windows only by binding them again).
  */
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag)
 {
 	struct kiwi_mem *mem = kiwi_mem_get(qp->kdev, stag);
+	struct kiwi_mem *parent = NULL;
 	unsigned long flags;
 	int rv = -EINVAL;
 
@@ -592,8 +703,176 @@ int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag)
 	if (mem->frmr && mem->pd == qp->ibqp.pd && mem->valid) {
 		kiwi_mem_set_valid(mem, false);
 		rv = 0;
+	} else if (mem->mw_type == IB_MW_TYPE_2 && mem->pd == qp->ibqp.pd &&
+		   mem->valid && mem->qp_token == READ_ONCE(qp->mw_token)) {
+		parent = kiwi_mw_unbind(mem);
+		rv = 0;
 	}
 	write_unlock_irqrestore(&mem->lock, flags);
+	kiwi_mw_put_parent(parent);
 	kiwi_mem_put(mem);
+	return rv;
+}
+
+int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct kiwi_device *kdev = to_kdev(ibmw->device);
+	struct kiwi_mem *mem;
+
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	mem = kiwi_mem_alloc(kdev, ibmw->pd, 0);
+	if (IS_ERR(mem))
+		return PTR_ERR(mem);
+	mem->mw_type = ibmw->type;
+	to_kmw(ibmw)->mem = mem;
+	ibmw->rkey = mem->stag;
+	kiwi_mem_publish(mem, false);
+	return 0;
+}
+
+/* A bound window is unbound first: its region may then go. */
+int kiwi_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct kiwi_mem *mem = to_kmw(ibmw)->mem;
+	struct kiwi_mem *parent;
+	unsigned long flags;
+
+	write_lock_irqsave(&mem->lock, flags);
+	parent = kiwi_mw_unbind(mem);
+	/* A bind still in a send queue must not bring it back. */
+	mem->mw_dead = true;
+	write_unlock_irqrestore(&mem->lock, flags);
+	kiwi_mw_put_parent(parent);
+	kiwi_mem_destroy(mem);
+	return 0;
+}
+
+/* The QP's name for type 2 windows (kiwi_qp.mw_token), drawn once. */
+static u64 kiwi_mem_qp_token(struct kiwi_qp *qp)
+{
+	static atomic64_t last = ATOMIC64_INIT(0);
+	u64 t = READ_ONCE(qp->mw_token);
+	u64 old;
+
+	if (t)
+		return t;
+	t = atomic64_inc_return(&last);
+	old = cmpxchg64(&qp->mw_token, 0, t);
+	return old ? old : t;
+}
+
+/*
+ * The form of a bind, before any region is looked at: the window is of
+ * @qp's protection domain, the new STag keeps its index and changes its
+ * key (so an STag a peer kept from an earlier binding stays dead), and
+ * the access asked for is what a window can grant (zero-based only for
+ * type 2, as the verbs define it).
+ */
+static bool kiwi_mw_bind_ok(struct kiwi_mem *mw, struct kiwi_qp *qp,
+			    const struct kiwi_bind *b)
+{
+	u32 known = KIWI_MW_ACCESS | IB_ACCESS_LOCAL_WRITE;
+
+	if (mw->mw_type == IB_MW_TYPE_2)
+		known |= IB_ZERO_BASED;
+	return mw->mw_type && mw->pd == qp->ibqp.pd &&
+	       (b->new_stag >> 8) == (mw->stag >> 8) &&
+	       (b->access & ~known) == 0 &&
+	       (b->len || mw->mw_type == IB_MW_TYPE_1);
+}
+
+/*
+ * The region a window is about to be bound in, referenced and with the
+ * window counted in its nr_mw, or NULL if the bind may not use it: a
+ * valid user region of @qp's protection domain with IB_ACCESS_MW_BIND,
+ * holding the whole window, writable locally if the window is to be
+ * writable remotely (a window never grants writes the region's owner
+ * did not allow).
+ */
+static struct kiwi_mem *kiwi_mw_parent_get(struct kiwi_qp *qp,
+					   const struct kiwi_bind *b)
+{
+	struct kiwi_mem *mr = kiwi_mem_get(qp->kdev, b->mr_lkey);
+	int need = IB_ACCESS_MW_BIND;
+	unsigned long flags;
+	bool ok;
+
+	if (!mr)
+		return NULL;
+	if (b->access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC))
+		need |= IB_ACCESS_LOCAL_WRITE;
+	write_lock_irqsave(&mr->lock, flags);
+	ok = mr->valid && !mr->mw_type && !mr->frmr && mr->pages &&
+	     mr->pd == qp->ibqp.pd && (mr->access & need) == need &&
+	     b->addr + b->len >= b->addr && b->addr >= mr->iova &&
+	     b->addr + b->len - mr->iova <= mr->len;
+	if (ok)
+		atomic_inc(&mr->nr_mw);
+	write_unlock_irqrestore(&mr->lock, flags);
+	if (!ok) {
+		kiwi_mem_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/*
+ * Under the window's lock (write): bind it to @mr (NULL: a type 1
+ * unbind) as @b says, under its new STag.  A type 2 window must be free
+ * (invalidated or never bound); a bound type 1 window moves, and the
+ * region it held is returned in *@old.
+ */
+static int kiwi_mw_set(struct kiwi_mem *mw, struct kiwi_qp *qp,
+		       const struct kiwi_bind *b, struct kiwi_mem *mr,
+		       struct kiwi_mem **old)
+{
+	lockdep_assert_held_write(&mw->lock);
+	if (mw->mw_dead || (mw->mw_type == IB_MW_TYPE_2 && mw->valid) ||
+	    (b->new_stag & 0xff) == (mw->stag & 0xff))
+		return -EINVAL;
+	*old = kiwi_mw_unbind(mw);
+	WRITE_ONCE(mw->stag, b->new_stag);
+	if (!mr)
+		return 0;
+	mw->parent = mr;
+	mw->base = b->addr;
+	mw->iova = b->access & IB_ZERO_BASED ? 0 : b->addr;
+	mw->len = b->len;
+	mw->access = b->access & KIWI_MW_ACCESS;
+	mw->qp_token = mw->mw_type == IB_MW_TYPE_2 ? kiwi_mem_qp_token(qp) : 0;
+	kiwi_mem_set_valid(mw, true);
+	return 0;
+}
+
+/*
+ * IB_WR_BIND_MW (a type 2 window, or ibv_bind_mw() of a type 1 one),
+ * in send queue order.  0, or -EINVAL: the WR completes with
+ * IB_WC_MW_BIND_ERR and the window is as it was.
+ */
+int kiwi_mem_bind_mw(struct kiwi_qp *qp, const struct kiwi_bind *b)
+{
+	struct kiwi_mem *mw = kiwi_mem_lookup(qp->kdev, b->mw_stag, false);
+	struct kiwi_mem *mr = NULL, *old = NULL;
+	unsigned long flags;
+	int rv = -EINVAL;
+
+	if (!mw)
+		return rv;
+	if (!kiwi_mw_bind_ok(mw, qp, b))
+		goto out;
+	if (b->len) {
+		mr = kiwi_mw_parent_get(qp, b);
+		if (!mr)
+			goto out;
+	}
+	write_lock_irqsave(&mw->lock, flags);
+	rv = kiwi_mw_set(mw, qp, b, mr, &old);
+	write_unlock_irqrestore(&mw->lock, flags);
+	if (rv)
+		kiwi_mw_put_parent(mr);
+	kiwi_mw_put_parent(old);
+out:
+	kiwi_mem_put(mw);
 	return rv;
 }

@@ -446,7 +446,7 @@ static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
 		.sq_mmap_offset = kiwi_ring_mmap_offset(&qp->sq_ring),
 		.sq_mmap_len = kiwi_ring_mmap_len(&qp->sq_ring),
 		.flags = (qp->imm_tx ? KIWI_UQP_F_IMM : 0) |
-			 (qp->atomic ? KIWI_UQP_F_ATOMIC : 0),
+			 (qp->atomic ? KIWI_UQP_F_ATOMIC : 0) | KIWI_UQP_F_MW,
 	};
 
 	if (!qp->srq) {

@@ -100,8 +100,7 @@ static int kiwi_rx_sink(struct kiwi_qp *qp, u32 stag, u64 to, u32 len,
 	rx->mem = kiwi_mem_get(qp->kdev, stag);
 	if (!rx->mem)
 		return kiwi_rx_tagged_fail(qp, KIWI_RC_INVALID_STAG);
-	why = kiwi_mem_check(rx->mem, qp->ibqp.pd, to, len, access,
-			     &rx->mem_gen);
+	why = kiwi_mem_check_qp(rx->mem, qp, to, len, access, &rx->mem_gen);
 	return why ? kiwi_rx_tagged_fail(qp, why) : 0;
 }
 
@@ -286,8 +285,8 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	if (!mem)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    KIWI_RC_INVALID_STAG);
-	why = kiwi_mem_check(mem, qp->ibqp.pd, ri->src_to, ri->size,
-			     IB_ACCESS_REMOTE_READ, &gen);
+	why = kiwi_mem_check_qp(mem, qp, ri->src_to, ri->size,
+				IB_ACCESS_REMOTE_READ, &gen);
 	kiwi_mem_put(mem);
 	if (why)	/* the response checks again when it is sent */
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
@@ -343,8 +342,8 @@ static int kiwi_rx_begin_atomic_req(struct kiwi_qp *qp)
 	if (!mem)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    KIWI_RC_INVALID_STAG);
-	why = kiwi_mem_check(mem, qp->ibqp.pd, ai->to, KIWI_ATOMIC_LEN,
-			     IB_ACCESS_REMOTE_ATOMIC, &rx->ar_gen);
+	why = kiwi_mem_check_qp(mem, qp, ai->to, KIWI_ATOMIC_LEN,
+				IB_ACCESS_REMOTE_ATOMIC, &rx->ar_gen);
 	kiwi_mem_put(mem);
 	if (why)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,

@@ -38,6 +38,8 @@ static enum ib_wc_opcode kiwi_wc_opcode(u32 wr_opcode)
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 		return IB_WC_COMP_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
@@ -81,6 +83,8 @@ static const u8 kiwi_uwr_to_ib[KIWI_UWR_NUM_OPCODES] = {
 	[KIWI_UWR_SEND_IMM] = IB_WR_SEND_WITH_IMM,
 	[KIWI_UWR_ATOMIC_FADD] = IB_WR_ATOMIC_FETCH_AND_ADD,
 	[KIWI_UWR_ATOMIC_CSWAP] = IB_WR_ATOMIC_CMP_AND_SWP,
+	[KIWI_UWR_LOCAL_INV] = IB_WR_LOCAL_INV,
+	[KIWI_UWR_BIND_MW] = IB_WR_BIND_MW,
 };
 
 static const u8 kiwi_kwr_to_ib[KIWI_KWR_END - KIWI_KWR_FIRST] = {
@@ -394,6 +398,39 @@ static int kiwi_sqe_atomic(struct kiwi_qp *qp, const u8 *payload,
 }
 
 /*
+ * A BIND_MW WQE: the header names the window, its new STag and where it
+ * starts; struct kiwi_ubind follows (every slot has room: one SGE's).
+ */
+static int kiwi_sqe_bind(struct kiwi_qp *qp, const struct kiwi_usqe *h,
+			 const u8 *payload, struct kiwi_sqe *sqe)
+{
+	struct kiwi_ubind ub;
+
+	BUILD_BUG_ON(sizeof(ub) != KIWI_USGE_SIZE);
+	if (qp->sq_ring.stride < sizeof(*h) + sizeof(ub))
+		return -EINVAL;
+	memcpy(&ub, payload, sizeof(ub));
+	sqe->bind.mw_stag = h->rkey;
+	sqe->bind.new_stag = h->inv_rkey;
+	sqe->bind.mr_lkey = ub.mr_lkey;
+	sqe->bind.access = ub.access;
+	sqe->bind.addr = h->raddr;
+	sqe->bind.len = ub.length;
+	return 0;
+}
+
+/*
+ * SGEs a WQE of @opcode may carry (0: no inline data either).  A
+ * LOCAL_INV's are ignored, as they always were for kernel consumers.
+ */
+static u32 kiwi_sqe_max_sge(u32 opcode)
+{
+	if (opcode == IB_WR_BIND_MW)
+		return 0;
+	return kiwi_wr_takes_ord(opcode) ? KIWI_MAX_SGE_RD : KIWI_MAX_SGE;
+}
+
+/*
  * Copy send WQE @idx out of the ring into @sqe and validate the copy.
  * The slot state is filled first, so even a malformed WQE completes
  * (in error) under its own wr_id.
@@ -404,7 +441,7 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 	const u8 *w = kiwi_ring_slot(&qp->sq_ring, idx);
 	struct kiwi_wqe_limits lim;
 	struct kiwi_usqe h;
-	bool one_sge;
+	bool no_inline;
 	int rv;
 
 	memcpy(&h, w, sizeof(h));
@@ -419,9 +456,10 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 	lim.stride = qp->sq_ring.stride;
 	lim.max_sge = qp->cap.max_send_sge;
 	lim.max_inline = qp->cap.max_inline_data;
-	one_sge = kiwi_wr_takes_ord(slot->opcode);
-	if (kiwi_usqe_check(&h, &lim, one_sge ? KIWI_MAX_SGE_RD : KIWI_MAX_SGE,
-			    one_sge))
+	no_inline = kiwi_wr_takes_ord(slot->opcode) ||
+		    !kiwi_sqe_max_sge(slot->opcode);
+	if (kiwi_usqe_check(&h, &lim, kiwi_sqe_max_sge(slot->opcode),
+			    no_inline))
 		return -EINVAL;
 
 	memset(sqe, 0, sizeof(*sqe));
@@ -438,6 +476,11 @@ static int kiwi_sqe_load(struct kiwi_qp *qp, u32 idx, struct kiwi_sqe *sqe,
 		sqe->bytes = h.length;
 	} else {
 		rv = kiwi_sqe_sges(w + sizeof(h), h.num_sge, sqe);
+		if (rv)
+			return rv;
+	}
+	if (sqe->opcode == IB_WR_BIND_MW) {
+		rv = kiwi_sqe_bind(qp, &h, w + sizeof(h), sqe);
 		if (rv)
 			return rv;
 	}

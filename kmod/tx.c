@@ -155,8 +155,8 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 		if (!src.mem)
 			return -EINVAL;
 		src.addr = e->src_to;
-		rv = kiwi_mem_check(src.mem, qp->ibqp.pd, e->src_to, e->len,
-				    IB_ACCESS_REMOTE_READ, &src.gen);
+		rv = kiwi_mem_check_qp(src.mem, qp, e->src_to, e->len,
+				       IB_ACCESS_REMOTE_READ, &src.gen);
 		if (rv) {
 			kiwi_mem_put(src.mem);
 			return -EINVAL;
@@ -314,6 +314,10 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
 	case IB_WR_LOCAL_INV:
 		rv = kiwi_mem_invalidate(qp, sqe->ex);
 		kiwi_sq_sent(qp, sqe, rv ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
+		return rv;
+	case IB_WR_BIND_MW:
+		rv = kiwi_mem_bind_mw(qp, &sqe->bind);
+		kiwi_sq_sent(qp, sqe, rv ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS);
 		return rv;
 	default:
 		break;

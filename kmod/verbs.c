@@ -32,7 +32,9 @@ int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->device_cap_flags = IB_DEVICE_CHANGE_PHY_PORT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->max_fast_reg_page_list_len = KIWI_MAX_FRMR_PAGES;
 	attr->max_send_sge = KIWI_MAX_SGE;
 	attr->max_recv_sge = KIWI_MAX_SGE;
@@ -40,6 +42,8 @@ int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cq = lim->max_cq;
 	attr->max_cqe = lim->max_cqe;
 	attr->max_mr = lim->max_mr;
+	/* Windows are STags like regions: one pool of max_mr for both. */
+	attr->max_mw = lim->max_mr;
 	attr->max_pd = lim->max_pd;
 	attr->max_qp_rd_atom = KIWI_MAX_IRD;
 	attr->max_qp_init_rd_atom = KIWI_MAX_ORD;

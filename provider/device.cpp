@@ -51,12 +51,15 @@ constexpr verbs_context_ops make_context_ops()
 {
 	verbs_context_ops o{};
 
+	o.alloc_mw = ops::alloc_mw;
 	o.alloc_pd = ops::alloc_pd;
+	o.bind_mw = ops::bind_mw;
 	o.create_cq = ops::create_cq;
 	o.create_cq_ex = ops::create_cq_ex;
 	o.create_qp = ops::create_qp;
 	o.create_qp_ex = ops::create_qp_ex;
 	o.create_srq = ops::create_srq;
+	o.dealloc_mw = ops::dealloc_mw;
 	o.dealloc_pd = ops::dealloc_pd;
 	o.dereg_mr = ops::dereg_mr;
 	o.destroy_cq = ops::destroy_cq;

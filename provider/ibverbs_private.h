@@ -444,6 +444,7 @@ KIWI_DECLARE_CMD(ibv_get_context, ib_uverbs_get_context, 16);
 KIWI_DECLARE_CMD(ibv_query_port, ib_uverbs_query_port, 24);
 KIWI_DECLARE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd, 16);
 KIWI_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr, 48);
+KIWI_DECLARE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw, 24);
 KIWI_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq, 40);
 KIWI_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq, 24);
 KIWI_DECLARE_CMD(ibv_create_qp, ib_uverbs_create_qp, 64);
@@ -457,6 +458,7 @@ KIWI_DECLARE_CMD(ibv_query_srq, ib_uverbs_query_srq, 24);
 KIWI_ASSERT_SIZE(ib_uverbs_get_context_resp, 8);
 KIWI_ASSERT_SIZE(ib_uverbs_alloc_pd_resp, 4);
 KIWI_ASSERT_SIZE(ib_uverbs_reg_mr_resp, 12);
+KIWI_ASSERT_SIZE(ib_uverbs_alloc_mw_resp, 8);
 KIWI_ASSERT_SIZE(ib_uverbs_create_cq_resp, 8);
 KIWI_ASSERT_SIZE(ib_uverbs_resize_cq_resp, 8);
 KIWI_ASSERT_SIZE(ib_uverbs_create_qp_resp, 32);
@@ -506,6 +508,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,

@@ -151,7 +151,8 @@ int validate_send_chain(ibv_send_wr *wr, const QueueLimits &lim,
 			return (w.send_flags & IBV_SEND_INLINE) != 0;
 		},
 		[&lim](const ibv_send_wr &w) {
-			return validate_send_op(w, lim.imm, lim.atomic);
+			return validate_send_op(w, lim.imm, lim.atomic,
+						lim.mw);
 		});
 }
 
@@ -163,7 +164,17 @@ int validate_recv_chain(ibv_recv_wr *wr, const QueueLimits &lim,
 		[](const ibv_recv_wr &) { return 0; });
 }
 
-int validate_send_op(const ibv_send_wr &wr, bool imm, bool atomic) noexcept
+int validate_bind(const ibv_mw *mw, const ibv_mw_bind_info &bi) noexcept
+{
+	if (!mw)
+		return EINVAL;
+	if (!bi.length)
+		return mw->type == IBV_MW_TYPE_1 ? 0 : EINVAL;
+	return bi.mr ? 0 : EINVAL;
+}
+
+int validate_send_op(const ibv_send_wr &wr, bool imm, bool atomic,
+		     bool mw) noexcept
 {
 	uint64_t bytes = 0;
 
@@ -195,7 +206,18 @@ int validate_send_op(const ibv_send_wr &wr, bool imm, bool atomic) noexcept
 			       wr.sg_list[0].length != 8 ||
 			       (wr.send_flags & IBV_SEND_INLINE) ?
 			       EINVAL : 0;
-	default:	// MW, TSO
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		if (!mw)
+			return EOPNOTSUPP;
+		if (wr.send_flags & IBV_SEND_INLINE)
+			return EINVAL;
+		if (wr.opcode == IBV_WR_LOCAL_INV)
+			return 0;
+		if (!wr.bind_mw.mw || wr.bind_mw.mw->type != IBV_MW_TYPE_2)
+			return EINVAL;
+		return validate_bind(wr.bind_mw.mw, wr.bind_mw.bind_info);
+	default:	// TSO
 		return EOPNOTSUPP;
 	}
 }

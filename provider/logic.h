@@ -127,6 +127,7 @@ struct QueueLimits {
 	uint32_t max_inline;	// 0 for receive queues
 	bool imm = false;	// send queue: WRs with immediate data allowed
 	bool atomic = false;	// send queue: RFC 7306 atomic WRs allowed
+	bool mw = false;	// send queue: LOCAL_INV and BIND_MW allowed
 };
 
 // Every SGE list of a WR as a span; the caller has checked num_sge.
@@ -150,10 +151,15 @@ int validate_send_chain(ibv_send_wr *wr, const QueueLimits &lim,
 // RDMA_READ (one SGE, not inline); with @imm also RDMA_WRITE_WITH_IMM and
 // SEND_WITH_IMM without payload (RFC 7306 has no SEND with immediate
 // data and a payload); with @atomic also ATOMIC_FETCH_AND_ADD and
-// ATOMIC_CMP_AND_SWP (one 8-byte SGE, not inline); EOPNOTSUPP or EINVAL
-// otherwise.
+// ATOMIC_CMP_AND_SWP (one 8-byte SGE, not inline); with @mw also
+// LOCAL_INV and BIND_MW of a type 2 window (type 1 windows are bound by
+// ibv_bind_mw() only), neither inline; EOPNOTSUPP or EINVAL otherwise.
 int validate_send_op(const ibv_send_wr &wr, bool imm = false,
-		     bool atomic = false) noexcept;
+		     bool atomic = false, bool mw = false) noexcept;
+// A window binding (ibv_bind_mw(), IBV_WR_BIND_MW) in the form the
+// kernel takes: length 0 only unbinds a type 1 window, and the region
+// must be there otherwise.
+int validate_bind(const ibv_mw *mw, const ibv_mw_bind_info &bi) noexcept;
 int validate_recv_chain(ibv_recv_wr *wr, const QueueLimits &lim,
 			ibv_recv_wr **bad) noexcept;
 

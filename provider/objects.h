@@ -117,6 +117,16 @@ struct Mr {
 };
 KIWI_C_FIRST(Mr, vmr);
 
+struct Mw {
+	ibv_mw mw;
+
+	static Mw *from(ibv_mw *m) noexcept
+	{
+		return reinterpret_cast<Mw *>(m);
+	}
+};
+KIWI_C_FIRST(Mw, mw);
+
 struct Cq {
 	verbs_cq vcq;
 	uint32_t cq_id;		// kernel's id, for diagnostics
@@ -182,6 +192,9 @@ struct Qp {
 		return sq_prod.ring().qp_state().load(std::memory_order_acquire);
 	}
 	int post_send(ibv_send_wr *wr, ibv_send_wr **bad) noexcept;
+	// ibv_bind_mw() of a type 1 window: one BIND_MW WQE.
+	int post_bind(ibv_mw *mw, uint32_t new_rkey,
+		      const ibv_mw_bind &bind) noexcept;
 	int post_recv(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept;
 	// After publishing n send WQEs (under sq_lock): ring if needed.
 	void sq_published(uint32_t n) noexcept;
@@ -217,6 +230,9 @@ int dealloc_pd(ibv_pd *pd) noexcept;
 ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 	       int access) noexcept;
 int dereg_mr(verbs_mr *vmr) noexcept;
+ibv_mw *alloc_mw(ibv_pd *pd, ibv_mw_type type) noexcept;
+int dealloc_mw(ibv_mw *mw) noexcept;
+int bind_mw(ibv_qp *qp, ibv_mw *mw, ibv_mw_bind *mw_bind) noexcept;
 ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector) noexcept;
 int poll_cq(ibv_cq *cq, int num_entries, ibv_wc *wc) noexcept;
@@ -250,7 +266,11 @@ inline constexpr uint64_t kSupportedSendOps =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
 	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_IMM |
-	IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+	IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
+// The send_ops_flags that need kiwi_uresp_create_qp.flags KIWI_UQP_F_MW.
+inline constexpr uint64_t kMwSendOps =
+	IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 // The send_ops_flags that need kiwi_uresp_create_qp.flags KIWI_UQP_F_ATOMIC.
 inline constexpr uint64_t kAtomicSendOps =
 	IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;

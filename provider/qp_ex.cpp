@@ -166,6 +166,42 @@ void wr_atomic_fetch_add(ibv_qp_ex *q, uint32_t rkey, uint64_t raddr,
 	begin_atomic(q, KIWI_UWR_ATOMIC_FADD, rkey, raddr, add, 0);
 }
 
+// Windows (type 2 only: ibv_bind_mw() binds type 1), where the kernel
+// has them.  Neither takes SGEs or inline data.
+bool mw_ok(Qp &qp) noexcept
+{
+	if (!qp.sq.mw)
+		fail(qp, EOPNOTSUPP);
+	return qp.sq.mw;
+}
+
+void wr_bind_mw(ibv_qp_ex *q, ibv_mw *mw, uint32_t rkey,
+		const ibv_mw_bind_info *bi) noexcept
+{
+	Qp &qp = qp_of(q);
+
+	if (!mw_ok(qp))
+		return;
+	if (!bi || !mw || mw->type != IBV_MW_TYPE_2 || validate_bind(mw, *bi)) {
+		fail(qp, EINVAL);
+		return;
+	}
+	if (begin(q, KIWI_UWR_BIND_MW, mw->rkey, bi->addr, rkey))
+		put_bind(current(qp), *bi);
+}
+
+void wr_local_inv(ibv_qp_ex *q, uint32_t invalidate_rkey) noexcept
+{
+	if (mw_ok(qp_of(q)))
+		begin(q, KIWI_UWR_LOCAL_INV, 0, 0, invalidate_rkey);
+}
+
+// The opcodes that carry no data at all.
+bool no_payload(uint8_t opcode) noexcept
+{
+	return opcode == KIWI_UWR_BIND_MW || opcode == KIWI_UWR_LOCAL_INV;
+}
+
 void set_sge_list(ibv_qp_ex *q, size_t num, const ibv_sge *list) noexcept
 {
 	Qp &qp = qp_of(q);
@@ -176,7 +212,7 @@ void set_sge_list(ibv_qp_ex *q, size_t num, const ibv_sge *list) noexcept
 	kiwi_usqe h = get_sqe_header(slot);
 	const bool atomic = h.opcode == KIWI_UWR_ATOMIC_FADD ||
 			    h.opcode == KIWI_UWR_ATOMIC_CSWAP;
-	if (num > qp.sq.max_sge || (num && !list) ||
+	if (num > qp.sq.max_sge || (num && !list) || no_payload(h.opcode) ||
 	    (h.opcode == KIWI_UWR_RDMA_READ && num > 1) ||
 	    (atomic && (num != 1 || list[0].length != 8))) {
 		fail(qp, EINVAL);
@@ -215,7 +251,7 @@ void set_inline_data_list(ibv_qp_ex *q, size_t num,
 	kiwi_usqe h = get_sqe_header(slot);
 	for (size_t i = 0; i < num; i++)
 		total += bufs[i].length;
-	if (h.opcode == KIWI_UWR_RDMA_READ ||
+	if (h.opcode == KIWI_UWR_RDMA_READ || no_payload(h.opcode) ||
 	    h.opcode == KIWI_UWR_ATOMIC_FADD ||
 	    h.opcode == KIWI_UWR_ATOMIC_CSWAP || total > qp.sq.max_inline ||
 	    (num && !bufs) || (h.opcode == KIWI_UWR_SEND_IMM && total)) {
@@ -248,17 +284,6 @@ void unsupported(ibv_qp_ex *q) noexcept
 	fail(qp_of(q), EOPNOTSUPP);
 }
 
-void no_bind_mw(ibv_qp_ex *q, ibv_mw *, uint32_t,
-		const ibv_mw_bind_info *) noexcept
-{
-	unsupported(q);
-}
-
-void no_local_inv(ibv_qp_ex *q, uint32_t) noexcept
-{
-	unsupported(q);
-}
-
 void no_send_tso(ibv_qp_ex *q, void *, uint16_t, uint16_t) noexcept
 {
 	unsupported(q);
@@ -285,8 +310,8 @@ void install_qp_ex_ops(ibv_qp_ex &q) noexcept
 {
 	q.wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	q.wr_atomic_fetch_add = wr_atomic_fetch_add;
-	q.wr_bind_mw = no_bind_mw;
-	q.wr_local_inv = no_local_inv;
+	q.wr_bind_mw = wr_bind_mw;
+	q.wr_local_inv = wr_local_inv;
 	q.wr_rdma_read = wr_rdma_read;
 	q.wr_rdma_write = wr_rdma_write;
 	q.wr_rdma_write_imm = wr_rdma_write_imm;

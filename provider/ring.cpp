@@ -15,6 +15,8 @@ static_assert(offsetof(kiwi_ring_ctl, cons) == 64);
 static_assert(offsetof(kiwi_ring_ctl, flags) == 128);
 static_assert(sizeof(kiwi_usqe) == 32 && sizeof(kiwi_urqe) == 16);
 static_assert(sizeof(kiwi_usge) == 16 && sizeof(kiwi_ucqe) == 24);
+// A bind's payload fits every slot: one SGE's room (kiwi-abi.h).
+static_assert(sizeof(kiwi_ubind) == sizeof(kiwi_usge));
 static_assert(std::atomic_ref<uint32_t>::is_always_lock_free);
 
 // --------------------------------------------------------------- Mapping
@@ -98,7 +100,13 @@ bool uwr_opcode(ibv_wr_opcode op, uint8_t *out) noexcept
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 		*out = KIWI_UWR_ATOMIC_CSWAP;
 		return true;
-	default:	// MW, LOCAL_INV, TSO
+	case IBV_WR_LOCAL_INV:
+		*out = KIWI_UWR_LOCAL_INV;
+		return true;
+	case IBV_WR_BIND_MW:
+		*out = KIWI_UWR_BIND_MW;
+		return true;
+	default:	// TSO
 		return false;
 	}
 }
@@ -146,12 +154,42 @@ void put_atomic(std::span<std::byte> slot, uint64_t compare_add,
 		    sizeof(a));
 }
 
+void put_bind(std::span<std::byte> slot, const ibv_mw_bind_info &bi) noexcept
+{
+	const kiwi_ubind b{.length = bi.length,
+			   .mr_lkey = bi.mr ? bi.mr->lkey : 0,
+			   .access = bi.mw_access_flags};
+
+	std::memcpy(sqe_payload(slot).data(), &b, sizeof(b));
+}
+
+kiwi_usqe bind_header(const ibv_mw &mw, uint32_t new_rkey,
+		      const ibv_mw_bind_info &bi) noexcept
+{
+	kiwi_usqe h{};
+
+	h.opcode = KIWI_UWR_BIND_MW;
+	h.rkey = mw.rkey;
+	h.inv_rkey = new_rkey;
+	h.raddr = bi.addr;
+	return h;
+}
+
 void encode_send_wr(const ibv_send_wr &wr, std::span<std::byte> slot) noexcept
 {
 	const auto sg = std::span<const ibv_sge>(
 		wr.sg_list, static_cast<std::size_t>(wr.num_sge));
 	kiwi_usqe h{};
 
+	if (wr.opcode == IBV_WR_BIND_MW) {
+		h = bind_header(*wr.bind_mw.mw, wr.bind_mw.rkey,
+				wr.bind_mw.bind_info);
+		h.wr_id = wr.wr_id;
+		h.flags = uwr_flags(wr.send_flags);
+		put_bind(slot, wr.bind_mw.bind_info);
+		put_sqe_header(slot, h);
+		return;
+	}
 	h.wr_id = wr.wr_id;
 	uwr_opcode(wr.opcode, &h.opcode);
 	h.flags = uwr_flags(wr.send_flags);
@@ -166,7 +204,8 @@ void encode_send_wr(const ibv_send_wr &wr, std::span<std::byte> slot) noexcept
 		h.raddr = wr.wr.atomic.remote_addr;
 		put_atomic(slot, wr.wr.atomic.compare_add, wr.wr.atomic.swap);
 	}
-	if (wr.opcode == IBV_WR_SEND_WITH_INV)
+	if (wr.opcode == IBV_WR_SEND_WITH_INV ||
+	    wr.opcode == IBV_WR_LOCAL_INV)
 		h.inv_rkey = wr.invalidate_rkey;
 	else if (wr.opcode == IBV_WR_SEND_WITH_IMM ||
 		 wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
@@ -180,7 +219,7 @@ void encode_send_wr(const ibv_send_wr &wr, std::span<std::byte> slot) noexcept
 				    s.length);
 			h.length += s.length;
 		}
-	} else {
+	} else if (wr.opcode != IBV_WR_LOCAL_INV) {
 		h.num_sge = static_cast<uint8_t>(sg.size());
 		put_sges(slot, sg);
 	}

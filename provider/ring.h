@@ -197,6 +197,10 @@ void put_sges(std::span<std::byte> slot,
 // An atomic WQE's operands, after its one SGE (the slot has room).
 void put_atomic(std::span<std::byte> slot, uint64_t compare_add,
 		uint64_t swap) noexcept;
+// A BIND_MW WQE: the header (without wr_id and flags) and the payload.
+kiwi_usqe bind_header(const ibv_mw &mw, uint32_t new_rkey,
+		      const ibv_mw_bind_info &bi) noexcept;
+void put_bind(std::span<std::byte> slot, const ibv_mw_bind_info &bi) noexcept;
 // Encodes a validated send WR (validate_send_chain) into a slot.
 void encode_send_wr(const ibv_send_wr &wr, std::span<std::byte> slot) noexcept;
 // Encodes a validated receive WR into an RQ/SRQ slot.

@@ -182,6 +182,30 @@ int Qp::post_send(ibv_send_wr *wr, ibv_send_wr **bad) noexcept
 	return err;
 }
 
+int Qp::post_bind(ibv_mw *mw, uint32_t new_rkey,
+		  const ibv_mw_bind &bind) noexcept
+{
+	if (!sq.mw)
+		return EOPNOTSUPP;
+	if (bind.send_flags & IBV_SEND_INLINE)
+		return EINVAL;
+
+	std::lock_guard guard(sq_lock);
+	if (!sq_postable(state()))
+		return ENOTCONN;
+	if (!sq_prod.space())
+		return ENOMEM;
+	const std::span<std::byte> slot = sq_prod.slot(0);
+	kiwi_usqe h = bind_header(*mw, new_rkey, bind.bind_info);
+
+	h.wr_id = bind.wr_id;
+	h.flags = uwr_flags(bind.send_flags);
+	put_bind(slot, bind.bind_info);
+	put_sqe_header(slot, h);
+	sq_published(1);
+	return 0;
+}
+
 namespace {
 
 // Posts a validated receive chain into a producer ring; returns the
@@ -308,6 +332,50 @@ int dereg_mr(verbs_mr *vmr) noexcept
 	return 0;
 }
 
+// -------------------------------------------------------------------- MW
+
+ibv_mw *alloc_mw(ibv_pd *pd, ibv_mw_type type) noexcept
+{
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2)
+		return fail(EINVAL);
+	return guarded_create([&]() -> ibv_mw * {
+		auto mw = std::make_unique<Mw>();
+		struct ibv_alloc_mw cmd {};
+		ib_uverbs_alloc_mw_resp resp{};
+
+		// Fills in the rkey the kernel drew (its key part random).
+		if (int err = ibv_cmd_alloc_mw(pd, type, &mw->mw, &cmd,
+					       sizeof(cmd), &resp,
+					       sizeof(resp)))
+			return fail(err);
+		return &hand_over(std::move(mw))->mw;
+	});
+}
+
+int dealloc_mw(ibv_mw *mw) noexcept
+{
+	if (int err = ibv_cmd_dealloc_mw(mw))
+		return err;
+	take_back<Mw>(mw);
+	return 0;
+}
+
+// Type 1 (libibverbs' ibv_bind_mw() checked the type and the PDs): the
+// window's next STag is the current one with the key incremented, as
+// every provider does it; mw->rkey takes it once the WQE is posted, and
+// the WR's completion says whether the bind took.
+int bind_mw(ibv_qp *qp, ibv_mw *mw, ibv_mw_bind *mw_bind) noexcept
+{
+	const uint32_t rkey = ibv_inc_rkey(mw->rkey);
+
+	if (int err = validate_bind(mw, mw_bind->bind_info))
+		return err;
+	if (int err = Qp::from(qp)->post_bind(mw, rkey, *mw_bind))
+		return err;
+	mw->rkey = rkey;
+	return 0;
+}
+
 // -------------------------------------------------------------------- CQ
 
 ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
@@ -428,7 +496,8 @@ int finish_qp(Qp &qp, const ibv_qp_cap &cap, bool has_srq,
 	qp.qp_id = drv.qp_id;
 	qp.sq = {drv.num_sqe, cap.max_send_sge, cap.max_inline_data,
 		 (drv.flags & KIWI_UQP_F_IMM) != 0,
-		 (drv.flags & KIWI_UQP_F_ATOMIC) != 0};
+		 (drv.flags & KIWI_UQP_F_ATOMIC) != 0,
+		 (drv.flags & KIWI_UQP_F_MW) != 0};
 	qp.rq = {has_srq ? 0 : drv.num_rqe, cap.max_recv_sge, 0};
 	if (int err = qp.attach(qp.ibv()->context->cmd_fd, drv)) {
 		ibv_cmd_destroy_qp(qp.ibv());
@@ -502,9 +571,11 @@ ibv_qp *create_qp_ex(ibv_context *ibctx, ibv_qp_init_attr_ex *attr) noexcept
 			ibv_cmd_destroy_qp(qp->ibv());
 			return fail(EOPNOTSUPP);
 		}
-		// Atomics likewise (module parameter rfc7306_atomics).
-		if (ex && (attr->send_ops_flags & kAtomicSendOps) &&
-		    !qp->sq.atomic) {
+		// Atomics likewise (module parameter rfc7306_atomics), and
+		// windows on a kernel without them.
+		if (ex && (((attr->send_ops_flags & kAtomicSendOps) &&
+			    !qp->sq.atomic) ||
+			   ((attr->send_ops_flags & kMwSendOps) && !qp->sq.mw))) {
 			ibv_cmd_destroy_qp(qp->ibv());
 			return fail(EOPNOTSUPP);
 		}

@@ -224,6 +224,41 @@ TEST(Encode, Recv)
 	EXPECT_EQ(u[1].lkey, 4u);
 }
 
+TEST(Encode, BindMw)
+{
+	std::vector<std::byte> buf(sizeof(kiwi_usqe) + sizeof(kiwi_usge));
+	std::span<std::byte> slot(buf);
+	ibv_mw mw{};
+	ibv_mr mr{};
+	ibv_send_wr wr{};
+	kiwi_usqe h;
+	kiwi_ubind b;
+
+	mw.rkey = 0x123407;
+	mw.type = IBV_MW_TYPE_2;
+	mr.lkey = 0x5501;
+	wr.wr_id = 3;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = &mw;
+	wr.bind_mw.rkey = 0x123408;
+	wr.bind_mw.bind_info = {.mr = &mr, .addr = 0x7000, .length = 4096,
+				.mw_access_flags = IBV_ACCESS_REMOTE_READ};
+	encode_send_wr(wr, slot);
+	std::memcpy(&h, slot.data(), sizeof(h));
+	std::memcpy(&b, slot.data() + sizeof(h), sizeof(b));
+	EXPECT_EQ(h.opcode, KIWI_UWR_BIND_MW);
+	EXPECT_EQ(h.wr_id, 3u);
+	EXPECT_EQ(h.flags, KIWI_UWR_F_SIGNALED);
+	EXPECT_EQ(h.num_sge, 0u);
+	EXPECT_EQ(h.rkey, 0x123407u);
+	EXPECT_EQ(h.inv_rkey, 0x123408u);
+	EXPECT_EQ(h.raddr, 0x7000u);
+	EXPECT_EQ(b.length, 4096u);
+	EXPECT_EQ(b.mr_lkey, 0x5501u);
+	EXPECT_EQ(b.access, unsigned(IBV_ACCESS_REMOTE_READ));
+}
+
 TEST(Encode, SendOpcodeRules)
 {
 	ibv_send_wr wr{};
@@ -238,12 +273,38 @@ TEST(Encode, SendOpcodeRules)
 	wr.send_flags = IBV_SEND_INLINE;
 	EXPECT_EQ(validate_send_op(wr), EINVAL);
 	wr.send_flags = 0;
-	for (auto bad : {IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_TSO}) {
-		wr.opcode = bad;
-		EXPECT_EQ(validate_send_op(wr), EOPNOTSUPP) << bad;
-		EXPECT_EQ(validate_send_op(wr, true, true), EOPNOTSUPP) << bad;
-		EXPECT_FALSE(uwr_opcode(bad, &op));
+	wr.opcode = IBV_WR_TSO;
+	EXPECT_EQ(validate_send_op(wr, true, true, true), EOPNOTSUPP);
+	EXPECT_FALSE(uwr_opcode(IBV_WR_TSO, &op));
+	// Windows: only where the kernel has them (KIWI_UQP_F_MW).
+	for (auto mwop : {IBV_WR_LOCAL_INV, IBV_WR_BIND_MW}) {
+		wr.opcode = mwop;
+		EXPECT_EQ(validate_send_op(wr, true, true), EOPNOTSUPP) << mwop;
+		EXPECT_TRUE(uwr_opcode(mwop, &op));
 	}
+	wr.opcode = IBV_WR_LOCAL_INV;
+	EXPECT_EQ(validate_send_op(wr, false, false, true), 0);
+	wr.send_flags = IBV_SEND_INLINE;
+	EXPECT_EQ(validate_send_op(wr, false, false, true), EINVAL);
+	wr.send_flags = 0;
+	// BIND_MW: type 2 windows only, with a region unless unbinding.
+	ibv_mw mw{};
+	ibv_mr mr{};
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = &mw;
+	wr.bind_mw.bind_info.length = 8;
+	mw.type = IBV_MW_TYPE_1;
+	wr.bind_mw.bind_info.mr = &mr;
+	EXPECT_EQ(validate_send_op(wr, false, false, true), EINVAL);
+	mw.type = IBV_MW_TYPE_2;
+	EXPECT_EQ(validate_send_op(wr, false, false, true), 0);
+	wr.bind_mw.bind_info.mr = nullptr;
+	EXPECT_EQ(validate_send_op(wr, false, false, true), EINVAL);
+	wr.bind_mw.bind_info.length = 0;
+	EXPECT_EQ(validate_send_op(wr, false, false, true), EINVAL);
+	mw.type = IBV_MW_TYPE_1;
+	EXPECT_EQ(validate_bind(&mw, wr.bind_mw.bind_info), 0);
+	wr.bind_mw = {};
 	// Atomics: only on a QP that may send them (KIWI_UQP_F_ATOMIC),
 	// with exactly one 8-byte SGE, not inline.
 	ibv_sge asge{.addr = 0x1000, .length = 8, .lkey = 1};

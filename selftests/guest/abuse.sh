@@ -95,9 +95,12 @@
 #                 into the traffic the server, or the client, gets
 #                 SIGKILL; the other side must exit with an error within
 #                 30 s, and nothing may be left (as for teardown)
+#   mw_hold       a process binds memory windows in a region and keeps
+#                 them, never deregistering (mw_conn -H), for the unload
 #   unload        `rdma link del` while a process holds the device open
-#                 (it is disassociated) and 8 half-open connections are
-#                 up, then `modprobe -r kiwi`
+#                 (it is disassociated), another holds bound memory
+#                 windows and 8 half-open connections are up, then
+#                 `modprobe -r kiwi`
 #   unload_half_open  then one byte arrives on each of those connections:
 #                 nothing of kiwi may run (it used to panic here)
 #   no_leaks      after the unload, TCP sockets (slab caches TCP, TCPv6)
@@ -122,7 +125,7 @@ START=$SECONDS
 setup() {
 	local p
 	for p in qpsteal victim fpdu_peer cqover scribble teardown readtear \
-		 lastsend; do
+		 lastsend mw_conn; do
 		[ -x "$BIN/$p" ] || { echo "$BIN/$p missing (make)"; return 1; }
 	done
 	modprobe kiwi || return 1
@@ -270,6 +273,24 @@ start_hold() {
 	kill_tree $HVPID
 	wait $HVPID	# the listener is gone, the half-open connections stay
 	echo "# $(grep '^held' "$TMPD/hold") half-open connections, listener gone, endpoints $(ep_count)"
+}
+
+# mw_hold: a process keeps memory windows bound in a region it never
+# deregisters (mw_conn -H) through the unload below.
+start_mw_hold() {
+	local rc=0
+	B "$BIN/mw_conn" -H $SRV 7450 >"$TMPD/mws" 2>&1 &
+	MWPID=$!
+	wait_port $SRV 7450
+	A timeout 100 "$BIN/mw_conn" -c $SRV 7450 >"$TMPD/mwc" 2>&1 || rc=$?
+	for _ in $(seq 1 50); do
+		grep -q 'holding' "$TMPD/mws" && break
+		sleep 0.2
+	done
+	grep -q 'holding' "$TMPD/mws" || rc=1
+	cat "$TMPD/mws" >>"$TMPD/mwc"
+	verdict "mw_hold: windows bound and held by a process for the unload" \
+		$rc "$TMPD/mwc"
 }
 
 finish_hold() {
@@ -566,6 +587,7 @@ case_unload() {
 		wait $pid || rc=$?
 	fi
 	pkill -x qpsteal
+	pkill -x mw_conn
 	wait $hp 2>/dev/null
 	verdict "unload: devices deleted (one held open by a process) and the module unloaded" \
 		$rc "$TMPD/u"
@@ -819,6 +841,7 @@ only case_read_teardown
 only case_last_send
 only case_kill_perf
 only start_hold
+only start_mw_hold
 KTEXT=$(kiwi_text)	# where kiwi.ko lies, for case_no_leaks after unload
 only case_unload
 only finish_hold

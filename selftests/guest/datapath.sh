@@ -17,6 +17,9 @@
 #   - RFC 7306 atomics: fetch-and-add, compare-and-swap (hit and miss), two
 #     QPs hammering one counter, refusals with their TERMINATEs
 #     (build/selftests/atomic_conn), perftest ib_atomic_bw/lat -R,
+#   - memory windows: type 1 and 2, zero-based, local and remote
+#     invalidation, refused binds, with their TERMINATEs
+#     (build/selftests/mw_conn),
 #   - error paths: a connection to a port nobody listens on is refused,
 #   - a connect whose rdma_cm port a plain TCP socket holds (cmport.py),
 #   - the negotiated CRC and large-FPDU mode in "rdma res show qp -dd",
@@ -29,7 +32,7 @@
 #
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
 # KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
-# imm, atomic, ring, counters, hw, rping, perf).
+# imm, atomic, mw, ring, counters, hw, rping, perf).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -429,6 +432,42 @@ hw_test() {
 	echo Y >$P/large_fpdu
 }
 
+# mw_conn: memory windows between kiwi0 and kiwi1 (type 1 and 2, zero-
+# based, local and remote invalidation, refused binds, QP-bound type 2).
+# The READs through dead STags must draw the TERMINATE for an invalid
+# STag on op 1 (RDMAP layer 0, protection type 1, code 0x00), the WRITE
+# across the zero-based window's end the DDP tagged base-or-bounds one
+# on op 0 (layer 1, type 1, code 0x01).
+mw_conn_test() {
+	local bin=$GUEST_DIR/../../build/selftests/mw_conn
+	local what m
+	if [ ! -x "$bin" ]; then
+		notok "mw_conn: $bin not built"
+		return
+	fi
+	verbs_pair "$bin" 7181
+	pair_verdict "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2" \
+		$PAIR_RC $PAIR_SRC
+	diag "$TMPD/cli" "$TMPD/srv"
+	# The server exited with two windows bound in a region.
+	if [ -z "$(B rdma res show mr dev kiwi1 2>&1)" ]; then
+		ok "mw_conn: exit with bound windows frees them and their region"
+	else
+		notok "mw_conn: exit with bound windows frees them and their region"
+		B rdma res show mr dev kiwi1 2>&1 | diag
+	fi
+	for what in "dead STag READ:op 1 layer 0 type 1 code 0x00" \
+		    "WRITE beyond the window:op 0 layer 1 type 1 code 0x01"; do
+		m=${what#*:}
+		if dmesg | grep -q "terminating stream: $m"; then
+			ok "mw_conn: ${what%%:*} -> TERMINATE ($m)"
+		else
+			notok "mw_conn: ${what%%:*} -> TERMINATE ($m)"
+			dmesg | grep "terminating stream" | diag
+		fi
+	done
+}
+
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 
@@ -438,6 +477,7 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		case $t in
 		imm) imm_conn_test ;;
 		atomic) atomic_conn_test ;;
+		mw) mw_conn_test ;;
 		ring) ring_conn_test ;;
 		counters) counters_test ;;
 		hw) hw_test ;;
@@ -446,7 +486,7 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, ring, counters, hw, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, ring, counters, hw, rping, perf)" ;;
 		esac
 	done
 	tap_end
@@ -466,6 +506,7 @@ done
 ring_conn_test
 imm_conn_test
 atomic_conn_test
+mw_conn_test
 refused_test
 busy_port_test
 res_attr_test

@@ -143,6 +143,19 @@ enum kiwi_uwr_opcode {
 	 */
 	KIWI_UWR_ATOMIC_FADD = 6,
 	KIWI_UWR_ATOMIC_CSWAP = 7,
+	/*
+	 * Memory windows, only on a QP whose create response has
+	 * KIWI_UQP_F_MW.  LOCAL_INV: inv_rkey is the window STag to
+	 * invalidate, nothing else.  BIND_MW: rkey is the window's STag as
+	 * the process knows it (only its index counts), inv_rkey the STag
+	 * the bind gives it (same index, a new key), raddr the address in
+	 * the memory region where the window starts, then struct
+	 * kiwi_ubind as the payload (num_sge 0, not inline; every slot has
+	 * room for it: it is one kiwi_usge long).  Added in ABI 2 like the
+	 * *_IMM opcodes.
+	 */
+	KIWI_UWR_LOCAL_INV = 8,
+	KIWI_UWR_BIND_MW = 9,
 	KIWI_UWR_NUM_OPCODES
 };
 
@@ -179,6 +192,13 @@ struct kiwi_usqe {
 struct kiwi_uatomic {
 	__aligned_u64 compare_add;	/* FADD: the addend; CSWAP: compare */
 	__aligned_u64 swap;		/* CSWAP: the new value */
+};
+
+/* The rest of a BIND_MW WQE, at payload offset 0 (host order). */
+struct kiwi_ubind {
+	__aligned_u64 length;	/* window bytes; 0 unbinds a type 1 window */
+	__u32 mr_lkey;		/* the memory region the window lies in */
+	__u32 access;		/* IB_ACCESS_REMOTE_*, IB_ACCESS_ZERO_BASED */
 };
 
 /*
@@ -255,6 +275,8 @@ enum {
 	KIWI_UQP_F_IMM = 1 << 0,
 	/* Atomic WRs may be posted (module parameter rfc7306_atomics). */
 	KIWI_UQP_F_ATOMIC = 1 << 1,
+	/* LOCAL_INV and BIND_MW WQEs may be posted (memory windows). */
+	KIWI_UQP_F_MW = 1 << 2,
 };
 
 /* Response to ibv_create_srq(). */
