@@ -137,7 +137,7 @@ qperf_part() {
 # a kiwi device on a macvlan of siw0's veth end (kwb, 10.93.0.3).  With
 # rfc7306_imm and rfc7306_atomics on (read at QP creation: kiwi0's QPs
 # to siw have them too), atomic_conn and imm_conn run kiwi0<->kiwi2 over
-# and over while rping -V and ib_send_bw run kiwi0<->siw0: siw must see
+# and over while rping -V (4 KiB, then 64 KiB) runs kiwi0<->siw0: siw must see
 # nothing it cannot speak, and every pair verifies its data.
 EXT=10.93.0.3
 ext_loop() {
@@ -178,9 +178,10 @@ ext_part() {
 	rm -f "$TMPD/ext.stop" "$TMPD/ext.result"
 	ext_loop &
 	epid=$!
+	# rping, not perftest: perftest's clock calibration fails on a guest
+	# this busy (every try, in one run), and rping checks the data.
 	rping_test "kiwi->siw, extensions on kiwi0's other QPs" 10.93.0.2 4096 "$COUNT"
-	perf_test "kiwi->siw, extensions on kiwi0's other QPs" siw0 kiwi0 \
-		10.93.0.2 "$ITERS" ib_send_bw -s 65536
+	rping_test "kiwi->siw, extensions on kiwi0's other QPs" 10.93.0.2 65535 "$((COUNT / 4))"
 	touch "$TMPD/ext.stop"
 	wait $epid
 	r=$(head -n 1 "$TMPD/ext.result" 2>/dev/null)
