@@ -457,6 +457,7 @@ struct kiwi_tx {
 	unsigned long owned;		/* bit 0: a sender is active */
 	spinlock_t irq_lock;
 	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
+	u32 irq_size;			/* its slots: the IRD agreed; 0 before */
 	u32 irq_head;
 	u32 irq_count;
 	u32 orq_count;			/* outbound READs outstanding */
@@ -695,6 +696,7 @@ void kiwi_rx_terminate_done(struct kiwi_qp *qp);
 /* tx.c, fpdu.c: transmit (tx.h has what only the two share) */
 int kiwi_tx_init(struct kiwi_qp *qp);
 void kiwi_tx_free(struct kiwi_qp *qp);
+int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird);
 #define KIWI_TX_CPU_PICK	(-2)	/* tx.cpu: picked at the first kick */
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_start(struct kiwi_qp *qp);

@@ -281,6 +281,9 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		rv = -EINVAL;
 		goto out;
 	}
+	rv = kiwi_tx_irq_alloc(qp, qp->ird);
+	if (rv)
+		goto out;
 	kiwi_rx_reset(qp);
 	/* A responder that chose a SEND RTR waits for the initiator's. */
 	qp->rx.rtr_send = !rtr && qp->rtr == KIWI_MPA_RTR_SEND;

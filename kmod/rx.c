@@ -252,7 +252,7 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
 	struct kiwi_read_info *ri = &rx->rr;
-	u32 ird = min_t(u32, READ_ONCE(qp->ird), KIWI_MAX_IRD);
+	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_size);
 	struct kiwi_verdict v;
 	struct kiwi_mem *mem;
 	u32 gen;
@@ -311,7 +311,7 @@ static int kiwi_rx_begin_atomic_req(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
 	struct kiwi_atomic_info *ai = &rx->ar;
-	u32 ird = min_t(u32, READ_ONCE(qp->ird), KIWI_MAX_IRD);
+	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_size);
 	struct kiwi_verdict v;
 	struct kiwi_mem *mem;
 	int why, rv;
@@ -551,7 +551,7 @@ static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
 	rx->msn[KIWI_QN_READ_REQ]++;
 	rx->after_write = false;
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % KIWI_MAX_IRD];
+	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % qp->tx.irq_size];
 	e->src_stag = ri->src_stag;
 	e->src_to = ri->src_to;
 	e->sink_stag = ri->sink_stag;
@@ -590,7 +590,7 @@ static int kiwi_rx_atomic_req_done(struct kiwi_qp *qp)
 				    KIWI_RC_INVALID_STAG);
 	kiwi_qp_stat_add(qp, KIWI_STAT_ATOMIC_SERVED, 1);
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % KIWI_MAX_IRD];
+	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % qp->tx.irq_size];
 	memset(e, 0, sizeof(*e));
 	e->atomic = true;
 	e->req_id = ai->req_id;

@@ -282,7 +282,7 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 static void kiwi_irq_pop(struct kiwi_qp *qp)
 {
 	lockdep_assert_held(&qp->tx.irq_lock);
-	qp->tx.irq_head = (qp->tx.irq_head + 1) % KIWI_MAX_IRD;
+	qp->tx.irq_head = (qp->tx.irq_head + 1) % qp->tx.irq_size;
 	qp->tx.irq_count--;
 }
 
@@ -605,11 +605,25 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 	mutex_init(&qp->tx.mutex);
 	spin_lock_init(&qp->tx.irq_lock);
 	qp->tx.batch = kiwi_tx_batch_alloc();
-	qp->tx.irq = kcalloc(KIWI_MAX_IRD, sizeof(*qp->tx.irq), GFP_KERNEL);
-	if (!qp->tx.batch || !qp->tx.irq) {
-		kiwi_tx_free(qp);
+	if (!qp->tx.batch)
 		return -ENOMEM;
-	}
+	return 0;
+}
+
+/*
+ * The inbound READ queue, sized to the IRD the connection agreed (not
+ * to kiwi's maximum: most consumers ask for a few).  Once, before RTS:
+ * nothing can queue a READ yet.
+ */
+int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird)
+{
+	lockdep_assert_held(&qp->state_lock);
+	if (WARN_ON_ONCE(qp->tx.irq || !ird || ird > KIWI_MAX_IRD))
+		return -EINVAL;
+	qp->tx.irq = kcalloc(ird, sizeof(*qp->tx.irq), GFP_KERNEL);
+	if (!qp->tx.irq)
+		return -ENOMEM;
+	qp->tx.irq_size = ird;
 	return 0;
 }
 
@@ -619,4 +633,5 @@ void kiwi_tx_free(struct kiwi_qp *qp)
 	kfree(qp->tx.irq);
 	qp->tx.batch = NULL;
 	qp->tx.irq = NULL;
+	qp->tx.irq_size = 0;
 }
