@@ -278,11 +278,24 @@ atomic_conn_test() {
 field() { awk -v c="$1" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'; }
 link_stat() { rdma statistic show link "$1/1" | field "$2"; }
 
-# The client's RC QPs on kiwi0 in RTS (perftest's rdma_cm mode makes
-# one for its parameter exchange besides the data QP).
-perf_qpns() {
-	rdma res show qp link kiwi0/1 |
-		awk '/comm ib_write_bw/ && /state RTS/ { printf "%s ", $4 }'
+# perf_bg SECS SIZE: ib_write_bw kiwi0 -> kiwi1 for SECS in the
+# background; sets QS to the client's RC QPs on kiwi0 once in RTS
+# (perftest's rdma_cm mode makes one for its parameter exchange besides
+# the data QP).
+perf_bg() {
+	local i
+	B timeout 120 ib_write_bw -R -d kiwi1 -F -D "$1" -s "$2" >"$TMPD/srv" 2>&1 &
+	wait_port $SRV 18515
+	A timeout 120 ib_write_bw -R -d kiwi0 -F -D "$1" -s "$2" $SRV \
+		>"$TMPD/cli" 2>&1 &
+	QS=""
+	for i in $(seq 1 50); do
+		QS=$(rdma res show qp link kiwi0/1 |
+		     awk '/comm ib_write_bw/ && /state RTS/ { printf "%s ", $4 }')
+		[ "$(echo $QS | wc -w)" -ge 2 ] && break
+		sleep 0.2
+	done
+	QS=$(echo $QS)
 }
 
 # Per-QP counters (rdma statistic qp): a QP bound to a counter counts
@@ -295,17 +308,8 @@ counters_test() {
 	local tx0 rx0 q qs cnt c1 c2 l1 l2 tx rx i
 	tx0=$(link_stat kiwi0 tx_payload_bytes)
 	rx0=$(link_stat kiwi1 rx_payload_bytes)
-	B timeout 120 ib_write_bw -R -d kiwi1 -F -D 20 -s 65536 >"$TMPD/srv" 2>&1 &
-	wait_port $SRV 18515
-	A timeout 120 ib_write_bw -R -d kiwi0 -F -D 20 -s 65536 $SRV \
-		>"$TMPD/cli" 2>&1 &
-	qs=""
-	for i in $(seq 1 50); do
-		qs=$(perf_qpns)
-		[ "$(echo $qs | wc -w)" -ge 2 ] && break
-		sleep 0.2
-	done
-	qs=$(echo $qs)
+	perf_bg 20 65536
+	qs=$QS
 	q=${qs%% *}
 	if [ -n "$q" ] &&
 	   rdma statistic qp bind link kiwi0/1 lqpn "$q" >"$TMPD/bind" 2>&1; then
@@ -345,16 +349,8 @@ counters_test() {
 	tx0=$(link_stat kiwi0 tx_payload_bytes)
 	rx0=$(link_stat kiwi1 rx_payload_bytes)
 	rdma statistic qp set link kiwi0/1 auto type on
-	B timeout 90 ib_write_bw -R -d kiwi1 -F -D 6 -s 4096 >"$TMPD/srv" 2>&1 &
-	wait_port $SRV 18515
-	A timeout 90 ib_write_bw -R -d kiwi0 -F -D 6 -s 4096 $SRV \
-		>"$TMPD/cli" 2>&1 &
-	for i in $(seq 1 50); do
-		qs=$(perf_qpns)
-		[ "$(echo $qs | wc -w)" -ge 2 ] && break
-		sleep 0.2
-	done
-	qs=$(echo $qs)
+	perf_bg 6 4096
+	qs=$QS
 	sleep 1
 	rdma statistic qp show link kiwi0/1 >"$TMPD/ctr1"
 	wait
