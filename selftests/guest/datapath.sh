@@ -26,7 +26,7 @@
 #
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
 # KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
-# imm, atomic, ring, rping, perf).
+# imm, atomic, ring, markers, rping, perf).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -267,7 +267,109 @@ atomic_conn_test() {
 	atomic_local "$bin" -x "rfc7306_atomics off -> atomic_cap NONE, atomics refused locally (EOPNOTSUPP)"
 }
 
-tap_setup "two namespaces, veth, kiwi0/kiwi1" \
+# mk_stat DEV COUNTER: a device counter (rdma statistic, port 1).
+mk_stat() {
+	local ns=A
+	[ "$1" = kiwi1 ] && ns=B
+	$ns rdma statistic show link "$1/1" 2>/dev/null |
+		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
+}
+
+mk_snap() {
+	MK_SNAP="$(mk_stat kiwi0 tx_markers) $(mk_stat kiwi0 rx_markers) $(mk_stat kiwi1 tx_markers) $(mk_stat kiwi1 rx_markers)"
+}
+
+# mk_counters LABEL MODE: the marker counters moved as MODE says since
+# mk_snap (kiwi0 is the initiator): 1 both ways, 2 kiwi1 -> kiwi0 only
+# (the initiator asked), 3 kiwi0 -> kiwi1 only; no marker refused.
+mk_counters() {
+	local label=$1 mode=$2 b a want d i=0 bad=
+	read -r -a b <<<"$MK_SNAP"
+	mk_snap
+	read -r -a a <<<"$MK_SNAP"
+	case $mode in
+	1) want="+ + + +" ;;
+	2) want="0 + + 0" ;;
+	3) want="+ 0 0 +" ;;
+	esac
+	for w in $want; do
+		d=$(( ${a[$i]:-0} - ${b[$i]:-0} ))
+		if [ "$w" = + ] && [ $d -le 0 ]; then bad=1; fi
+		if [ "$w" = 0 ] && [ $d -ne 0 ]; then bad=1; fi
+		i=$((i + 1))
+	done
+	for d in kiwi0 kiwi1; do
+		[ "$(mk_stat $d rx_marker_errors)" = 0 ] || bad=1
+	done
+	if [ -z "$bad" ]; then
+		ok "$label: markers counted per direction (kiwi0 tx/rx, kiwi1 tx/rx: ${b[*]} -> ${a[*]})"
+	else
+		notok "$label: markers counted per direction (want $want; ${b[*]} -> ${a[*]})"
+	fi
+}
+
+# markers: MPA markers (RFC 5044 4.3) between kiwi0 and kiwi1, requested
+# by both ends (mpa_markers=1), by the initiator only (2: the responder
+# sends them) and by the responder only (3), with CRC on and off: rping -V
+# and perftest over rdma_cm at sizes around the 512-octet interval; the
+# negotiated directions in "rdma res show qp -dd", the counters per
+# direction, no marker refused.  KIWI_DP_MK_QUICK=1: fewer sizes.
+markers_test() {
+	local P=/sys/module/kiwi/parameters crc mode s t sizes psizes iters=200
+	local rsizes="64 511 513 4095 4096 65535 65536"
+	psizes="1 64 511 513 4095 4096 65535 65536"
+	for crc in Y N; do
+		echo $crc >$P/crc
+		for mode in 1 2 3; do
+			echo $mode >$P/mpa_markers
+			sizes=$rsizes
+			[ $mode = 1 ] && [ $crc = Y ] || sizes="513 65536"
+			[ -z "${KIWI_DP_MK_QUICK:-}" ] || sizes="513"
+			mk_snap
+			for s in $sizes; do
+				rping_test "markers=$mode crc=$crc" $SRV $s 200
+			done
+			sizes=$psizes
+			[ $mode = 1 ] && [ $crc = Y ] || sizes="511 4095 65535"
+			[ -z "${KIWI_DP_MK_QUICK:-}" ] || sizes="4095"
+			for t in ib_write_bw ib_read_bw ib_send_bw; do
+				for s in $sizes; do
+					perf_test "markers=$mode crc=$crc" kiwi1 kiwi0 \
+						$SRV $iters $t -s $s
+				done
+			done
+			mk_counters "markers=$mode crc=$crc" $mode
+		done
+	done
+	echo 0 >$P/mpa_markers
+	echo Y >$P/crc
+	mk_res_attr
+}
+
+# The directions the MPA exchange settled, in "rdma res show qp -dd".
+mk_res_attr() {
+	local attrs i
+	echo 2 >/sys/module/kiwi/parameters/mpa_markers
+	B timeout 60 rping -s -a $SRV -C 1000000 -S 4096 >/dev/null 2>&1 &
+	wait_port $SRV 7174
+	A timeout 60 rping -c -a $SRV -C 1000000 -S 4096 -V >/dev/null 2>&1 &
+	for i in $(seq 1 40); do
+		attrs=$(rdma -dd res show qp link kiwi0/1)
+		[[ $attrs == *"state RTS"* ]] && break
+		sleep 0.5
+	done
+	pkill -x rping
+	wait
+	echo 0 >/sys/module/kiwi/parameters/mpa_markers
+	if [[ $attrs == *"drv_mpa_markers_tx 0 drv_mpa_markers_rx 1 "* ]]; then
+		ok "rdma res qp -dd: mpa_markers=2 -> the initiator receives markers, sends none"
+	else
+		notok "rdma res qp -dd: mpa_markers=2 -> the initiator receives markers, sends none"
+		echo "$attrs" | diag
+	fi
+}
+
+tap_setup "two namespaces, veth, kiwi0/kiwi1" \\
 	"two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 
 # KIWI_DP_ONLY: a comma list of tests to run alone, for short guest runs.
@@ -277,12 +379,13 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		imm) imm_conn_test ;;
 		atomic) atomic_conn_test ;;
 		ring) ring_conn_test ;;
+		markers) markers_test ;;
 		rping) rping_test kiwi $SRV 4096 "$COUNT" ;;
 		perf)
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, ring, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, ring, markers, rping, perf)" ;;
 		esac
 	done
 	tap_end
