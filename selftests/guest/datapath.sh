@@ -19,6 +19,8 @@
 #     (build/selftests/atomic_conn), perftest ib_atomic_bw/lat -R,
 #   - error paths: a connection to a port nobody listens on is refused,
 #   - a connect whose rdma_cm port a plain TCP socket holds (cmport.py),
+#   - MPA markers (RFC 5044) asked for by either end, CRC on and off
+#     (all sizes and combinations: KIWI_DP_ONLY=markers),
 #   - the negotiated CRC and large-FPDU mode in "rdma res show qp -dd",
 #   - pyverbs tests.test_rdmacm on kiwi2, a device on a dummy netdev in the
 #     root namespace (the suite runs both ends on one address).
@@ -26,7 +28,7 @@
 #
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
 # KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
-# imm, atomic, ring, markers, rping, perf).
+# imm, atomic, ring, markers, markers_smoke, rping, perf).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -367,6 +369,31 @@ markers_test() {
 	mk_res_attr
 }
 
+# markers_smoke: the default run's share of markers_test (the markers
+# selector runs all of it): each way of asking once, CRC on and off.
+markers_smoke() {
+	local P=/sys/module/kiwi/parameters
+	echo 1 >$P/mpa_markers
+	mk_snap
+	rping_test "markers=1 crc=Y" $SRV 513 200
+	mk_perf "markers=1 crc=Y" ib_write_bw 4095
+	mk_perf "markers=1 crc=Y" ib_read_bw 65535
+	mk_counters "markers=1 crc=Y" 1
+	echo 2 >$P/mpa_markers
+	echo N >$P/crc
+	mk_snap
+	rping_test "markers=2 crc=N" $SRV 4096 200
+	mk_perf "markers=2 crc=N" ib_send_bw 513
+	mk_counters "markers=2 crc=N" 2
+	echo Y >$P/crc
+	echo 3 >$P/mpa_markers
+	mk_snap
+	rping_test "markers=3 crc=Y" $SRV 65535 100
+	mk_counters "markers=3 crc=Y" 3
+	echo 0 >$P/mpa_markers
+	mk_res_attr
+}
+
 # The directions the MPA exchange settled, in "rdma res show qp -dd".
 mk_res_attr() {
 	local attrs i
@@ -390,7 +417,7 @@ mk_res_attr() {
 	fi
 }
 
-tap_setup "two namespaces, veth, kiwi0/kiwi1" \\
+tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 
 # KIWI_DP_ONLY: a comma list of tests to run alone, for short guest runs.
@@ -401,12 +428,13 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		atomic) atomic_conn_test ;;
 		ring) ring_conn_test ;;
 		markers) markers_test ;;
+		markers_smoke) markers_smoke ;;
 		rping) rping_test kiwi $SRV 4096 "$COUNT" ;;
 		perf)
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, ring, markers, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, ring, markers, markers_smoke, rping, perf)" ;;
 		esac
 	done
 	tap_end
@@ -426,6 +454,7 @@ done
 ring_conn_test
 imm_conn_test
 atomic_conn_test
+markers_smoke
 refused_test
 busy_port_test
 res_attr_test
