@@ -111,6 +111,33 @@ module_param_cb(p2p_rtr, &kiwi_rtr_ops, NULL, 0644);
 MODULE_PARM_DESC(p2p_rtr,
 		 "Ready-to-receive messages offered and accepted in peer-to-peer mode: write,read,send (default all three)");
 
+/*
+ * MPA markers (RFC 5044 4.3): whether our MPA frame sets M, asking the
+ * peer to send them to us.  The peer's M is always honoured: we send
+ * markers to a peer that asks, whatever this says.  2 and 3 restrict
+ * the request to one role (2: initiator, 3: responder), for tests
+ * with both ends on one module.
+ */
+enum { KIWI_MK_NEVER, KIWI_MK_ALWAYS, KIWI_MK_ACTIVE, KIWI_MK_PASSIVE };
+static unsigned int kiwi_mpa_markers = KIWI_MK_NEVER;
+module_param_named(mpa_markers, kiwi_mpa_markers, uint, 0644);
+MODULE_PARM_DESC(mpa_markers,
+		 "Request MPA markers from the peer: 0 never (default), 1 always, 2 on connections we initiate, 3 on connections we accept");
+
+bool kiwi_mk_request(bool initiator)
+{
+	switch (READ_ONCE(kiwi_mpa_markers)) {
+	case KIWI_MK_ALWAYS:
+		return true;
+	case KIWI_MK_ACTIVE:
+		return initiator;
+	case KIWI_MK_PASSIVE:
+		return !initiator;
+	default:
+		return false;
+	}
+}
+
 static struct workqueue_struct *kiwi_cm_wq;
 
 /* Every endpoint alive, for device removal and module unload. */
@@ -387,6 +414,8 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	ep->qp->ord = max_t(u16, ep->ord, 1);
 	ep->qp->rtr = ep->rtr;	/* either side: "rdma res show qp -dd" */
 	rv = kiwi_qp_connected(ep->qp, ep, ep->sock, ep->crc, ep->large,
+			       (ep->mk_tx ? KIWI_MK_F_TX : 0) |
+			       (ep->mk_rx ? KIWI_MK_F_RX : 0),
 			       send_rtr);
 	if (rv)
 		return rv;
@@ -506,6 +535,8 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 	/* Either side asking for CRC makes both use it (RFC 5044 7.1). */
 	ep->crc = ep->crc || m->crc;
 	ep->large = ep->large && m->large;
+	/* The responder's M asks us, the initiator, for markers. */
+	ep->mk_tx = m->markers;
 	if (m->enhanced) {
 		ep->ord = min_t(u16, ep->ord, m->ird);
 		ep->ird = min_t(u16, ep->ird, KIWI_MAX_IRD);
@@ -538,18 +569,15 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 	if (!rv)
 		return;
 	kiwi_ep_event(ep, rv < 0 ? "mpa_request_bad" : "mpa_request", rv);
-	if (rv == -EPROTO && ep->mpa.markers) {
-		/* Tell a marker-wanting peer no, politely. */
-		ep->mpa.rev = KIWI_MPA_REV1;
-		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, NULL, 0);
-		kiwi_stat_add(ep->kdev, KIWI_STAT_MPA_REJECT_TX, 1);
-	}
 	if (rv < 0)
 		goto drop;
 
 	kiwi_ep_cancel_timer(ep);
 	ep->crc = ep->mpa.crc || READ_ONCE(kiwi_crc_default);
 	ep->large = ep->mpa.large && READ_ONCE(kiwi_large_fpdu);
+	/* The initiator's M asks us for markers; ours asks it. */
+	ep->mk_tx = ep->mpa.markers;
+	ep->mk_rx = kiwi_mk_request(false);
 	ep->ird = ep->mpa.enhanced ? ep->mpa.ird : KIWI_MAX_IRD;
 	ep->ord = ep->mpa.enhanced ? ep->mpa.ord : KIWI_MAX_ORD;
 	ep->state = KIWI_EP_RECVD_REQ;

@@ -25,6 +25,7 @@
 extern bool kiwi_p2p;
 extern bool kiwi_large_fpdu;
 extern u16 kiwi_rtr_kinds;
+bool kiwi_mk_request(bool initiator);
 extern unsigned int kiwi_max_half_open;
 
 /* Receive window of a connection until RTS (TCP_WINDOW_CLAMP). */
@@ -80,6 +81,8 @@ struct kiwi_ep {
 	bool large;			/* FPDUs beyond one segment: offered,
 					 * then agreed */
 	u16 rtr;			/* RTR message chosen (one bit) */
+	bool mk_rx;			/* our frame asks for markers */
+	bool mk_tx;			/* the peer's frame asked for them */
 
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);

@@ -44,6 +44,16 @@ struct kiwi_tx_batch {
 	u32 nbv;
 	u32 bytes;
 	bool atomic;	/* receive path: socket held, no sleeping */
+	/*
+	 * MPA markers (RFC 5044 4.3), when the peer asked for them: mk is
+	 * where the next byte batched goes in the stream, mk_sent the
+	 * position of the first byte TCP has not taken.  A batch dropped
+	 * unsent takes the position back there.
+	 */
+	bool mk_on;
+	struct kiwi_mk_tx mk;
+	u32 mk_sent;
+	u32 mk_count;		/* markers in the FPDU being built */
 	u8 hdr[KIWI_TX_SLOT];	/* the FPDU being built: header, trailer */
 };
 
@@ -52,6 +62,8 @@ static void kiwi_tx_batch_reset(struct kiwi_tx_batch *b)
 	while (b->nbv)
 		put_page(b->bv[--b->nbv].bv_page);
 	b->bytes = 0;
+	b->mk.pos = b->mk_sent;
+	b->mk_count = 0;
 }
 
 /*
@@ -116,8 +128,8 @@ struct kiwi_tx_from {
  * invalidated or deregistered since it was checked, or the errors of
  * kiwi_tx_room()/_commit().
  */
-static int kiwi_tx_copy(struct kiwi_tx_batch *b, struct kiwi_tx_from *from,
-			u32 len, u32 *crc)
+static int kiwi_tx_copy_raw(struct kiwi_tx_batch *b,
+			    struct kiwi_tx_from *from, u32 len, u32 *crc)
 {
 	while (len) {
 		int room = kiwi_tx_room(b);
@@ -141,6 +153,47 @@ static int kiwi_tx_copy(struct kiwi_tx_batch *b, struct kiwi_tx_from *from,
 		rv = kiwi_tx_commit(b, n);
 		if (rv)
 			return rv;
+		len -= n;
+	}
+	return 0;
+}
+
+/* The marker that is due, into the batch and (if @crc) the CRC. */
+static int kiwi_tx_marker(struct kiwi_tx_batch *b, u32 *crc)
+{
+	u8 m[KIWI_MK_LEN];
+	struct kiwi_tx_from from = { .p = m };
+
+	kiwi_mk_tx_marker(&b->mk, m);
+	b->mk_count++;
+	return kiwi_tx_copy_raw(b, &from, KIWI_MK_LEN, crc);
+}
+
+/*
+ * As kiwi_tx_copy_raw(), with a marker before every byte that falls on
+ * one (RFC 5044 4.3): the CRC covers the markers among the FPDU's bytes.
+ */
+static int kiwi_tx_copy(struct kiwi_tx_batch *b, struct kiwi_tx_from *from,
+			u32 len, u32 *crc)
+{
+	int rv;
+
+	if (!b->mk_on)
+		return kiwi_tx_copy_raw(b, from, len, crc);
+	while (len) {
+		u32 n = kiwi_mk_tx_room(&b->mk);
+
+		if (!n) {
+			rv = kiwi_tx_marker(b, crc);
+			if (rv)
+				return rv;
+			continue;
+		}
+		n = min(n, len);
+		rv = kiwi_tx_copy_raw(b, from, n, crc);
+		if (rv)
+			return rv;
+		kiwi_mk_tx_sent(&b->mk, n);
 		len -= n;
 	}
 	return 0;
@@ -293,6 +346,8 @@ static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
 		rv = kiwi_tx_push(sock->sk, b, more);
 		release_sock(sock->sk);
 	}
+	if (!rv)
+		b->mk_sent = b->mk.pos;	/* TCP has it all */
 	kiwi_tx_batch_reset(b);
 	return rv;
 }
@@ -317,19 +372,27 @@ int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 	u32 crc = ~0U, *pcrc = qp->crc ? &crc : NULL;
 	int rv;
 
+	/* ULPDU_Length counts no markers (RFC 5044 4.1). */
 	ctrl->mpa_len = cpu_to_be16(hdr_len - KIWI_MPA_HDR_LEN + len);
+	kiwi_mk_tx_fpdu(&b->mk);
 	rv = kiwi_tx_put(b, hdr, hdr_len, pcrc);
 	if (!rv)
 		rv = kiwi_tx_put_src(b, src, off, len, pcrc);
 	if (!rv) {
-		memset(trailer, 0, 4);
-		if (qp->crc) {
-			crc = kiwi_crc32c(crc, trailer, pad);
+		memset(trailer, 0, 4 + KIWI_MPA_CRC_LEN);
+		rv = kiwi_tx_put(b, trailer, pad, pcrc);
+	}
+	/*
+	 * A marker right after the pad is this FPDU's (RFC 5044 4.4): its
+	 * CRC covers it.  The CRC field itself is 4-aligned in the stream,
+	 * as every FPDU and marker is, so no marker falls inside it.
+	 */
+	if (!rv && b->mk_on && !kiwi_mk_tx_room(&b->mk))
+		rv = kiwi_tx_marker(b, pcrc);
+	if (!rv) {
+		if (qp->crc)
 			put_unaligned_le32(~crc, trailer + pad);
-		} else {
-			memset(trailer + pad, 0, KIWI_MPA_CRC_LEN);
-		}
-		rv = kiwi_tx_put(b, trailer, pad + KIWI_MPA_CRC_LEN, NULL);
+		rv = kiwi_tx_put(b, trailer + pad, KIWI_MPA_CRC_LEN, NULL);
 	}
 	if (rv) {
 		kiwi_tx_batch_reset(b);	/* unsent: the stream stays framed */
@@ -338,6 +401,10 @@ int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 
 	kiwi_qp_stat_add(qp, KIWI_STAT_TX_FPDUS, 1);
 	kiwi_qp_stat_add(qp, KIWI_STAT_TX_BYTES, len);
+	if (b->mk_count) {
+		kiwi_qp_stat_add(qp, KIWI_STAT_TX_MARKERS, b->mk_count);
+		b->mk_count = 0;
+	}
 
 	/* Room for another FPDU in bvecs and bytes? */
 	if (more && b->nbv + KIWI_TX_FPDU_BVECS <= KIWI_TX_BVECS &&
@@ -367,11 +434,28 @@ u32 kiwi_tx_max_payload(struct kiwi_qp *qp, struct socket *sock,
 		return KIWI_TX_LARGE_PAYLOAD;
 
 	mss = clamp_t(u32, mss, 256, KIWI_MPA_MAX_ULPDU + KIWI_MPA_HDR_LEN);
-	room = mss - hdr_len - KIWI_MPA_CRC_LEN;
+	/* RFC 5044 4.5: room for the worst case of markers too. */
+	if (qp->mk_tx)
+		room = kiwi_mk_mulpdu(mss) - (hdr_len - KIWI_MPA_HDR_LEN);
+	else
+		room = mss - hdr_len - KIWI_MPA_CRC_LEN;
 	/* Non-final segments stay 4-byte aligned: no pad on the wire. */
 	room &= ~3U;
 	/* Page-bounded too, so the bvec array always suffices. */
 	return min_t(u32, room, (KIWI_TX_FPDU_BVECS - 4) * PAGE_SIZE);
+}
+
+/*
+ * A new connection: markers from its first byte of Full Operation
+ * Phase, if the peer asked for them.  Nothing is batched yet.
+ */
+void kiwi_tx_markers_init(struct kiwi_qp *qp)
+{
+	struct kiwi_tx_batch *b = qp->tx.batch;
+
+	b->mk_on = qp->mk_tx;
+	kiwi_mk_tx_init(&b->mk);
+	b->mk_sent = 0;
 }
 
 /* The batch of a QP's transmit path, or NULL for no memory. */

@@ -45,6 +45,7 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ep->initiator = true;
 	ep->crc = READ_ONCE(kiwi_crc_default);
 	ep->large = READ_ONCE(kiwi_large_fpdu);
+	ep->mk_rx = kiwi_mk_request(true);
 	ep->ird = param->ird;
 	ep->ord = param->ord;
 	ep->mpa.rev = KIWI_MPA_REV2;

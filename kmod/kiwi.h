@@ -21,6 +21,7 @@
 
 #include <kiwi/iwarp.h>
 #include <kiwi/framer.h>
+#include <kiwi/markers.h>
 #include <kiwi/rdmap.h>
 #include <kiwi/wqe.h>
 
@@ -76,6 +77,9 @@ enum kiwi_stat {
 	KIWI_STAT_CM_TIMEOUT,		/* handshakes or closes timed out */
 	KIWI_STAT_TCP_RETRANS,		/* segments TCP resent, per ended conn. */
 	KIWI_STAT_ATOMIC_SERVED,	/* RFC 7306 atomics executed for peers */
+	KIWI_STAT_TX_MARKERS,		/* MPA markers sent */
+	KIWI_STAT_RX_MARKERS,		/* MPA markers received and removed */
+	KIWI_STAT_RX_MARKER_ERR,	/* ... with an inconsistent FPDUPTR */
 	KIWI_NSTATS
 };
 
@@ -399,6 +403,7 @@ struct kiwi_irqe {
 /* Receive-side FPDU parser state; touched only under the socket lock. */
 struct kiwi_rx {
 	struct kiwi_framer fr;		/* where we are in the FPDU stream */
+	struct kiwi_mk_rx mk;		/* markers: where the next one is */
 	u32 crc;			/* running CRC32c state */
 	bool dead;			/* stop parsing: QP terminated */
 
@@ -522,6 +527,8 @@ struct kiwi_qp {
 	struct socket *sock;
 	bool crc;			/* MPA CRC32c negotiated */
 	bool large_fpdu;		/* peer takes FPDUs beyond a segment */
+	bool mk_tx;			/* MPA markers: the peer wants them */
+	bool mk_rx;			/* ... we asked for them */
 	bool imm_tx;			/* may send RFC 7306 Immediate Data */
 	bool atomic;			/* RFC 7306 atomics, both directions */
 
@@ -695,6 +702,7 @@ void kiwi_rx_terminate_done(struct kiwi_qp *qp);
 
 /* tx.c, fpdu.c: transmit (tx.h has what only the two share) */
 int kiwi_tx_init(struct kiwi_qp *qp);
+void kiwi_tx_markers_init(struct kiwi_qp *qp);
 void kiwi_tx_free(struct kiwi_qp *qp);
 int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird);
 #define KIWI_TX_CPU_PICK	(-2)	/* tx.cpu: picked at the first kick */
@@ -722,8 +730,13 @@ void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe);
 bool kiwi_qp_orq_head(struct kiwi_qp *qp, struct kiwi_sge *sink, u32 *bytes);
 void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode);
 void kiwi_qp_retire_sq(struct kiwi_qp *qp);
+/* Markers per direction, as the MPA exchange settled them. */
+#define KIWI_MK_F_TX	0x1	/* the peer's frame had M: we send them */
+#define KIWI_MK_F_RX	0x2	/* ours had M: the peer sends them */
+
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
-		      struct socket *sock, bool crc, bool large, u8 rtr);
+		      struct socket *sock, bool crc, bool large, u8 markers,
+		      u8 rtr);
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
 void kiwi_qp_unbind(struct kiwi_qp *qp);
 void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,

@@ -86,6 +86,7 @@ static int kiwi_send_all(struct socket *sock, struct kvec *iov, int n,
 u8 kiwi_mpa_flags(const struct kiwi_ep *ep)
 {
 	return (ep->crc ? KIWI_MPA_FLAG_C : 0) |
+	       (ep->mk_rx ? KIWI_MPA_FLAG_M : 0) |
 	       (ep->large ? KIWI_MPA_FLAG_LARGE : 0);
 }
 

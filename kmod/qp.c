@@ -272,7 +272,8 @@ void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl)
 
 /* The CM has an established MPA connection for this QP. */
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
-		      struct socket *sock, bool crc, bool large, u8 rtr)
+		      struct socket *sock, bool crc, bool large, u8 markers,
+		      u8 rtr)
 {
 	int rv = 0;
 
@@ -290,6 +291,9 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	kiwi_qp_reset_msn(qp);
 	qp->crc = crc;
 	qp->large_fpdu = large;
+	qp->mk_tx = markers & KIWI_MK_F_TX;
+	qp->mk_rx = markers & KIWI_MK_F_RX;
+	kiwi_tx_markers_init(qp);
 	qp->tx.rtr_pending = rtr;
 	qp->tx.term_pending = false;
 	qp->tx.irq_head = 0;
@@ -751,13 +755,15 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	bool crc, large;
+	bool crc, large, mk_tx, mk_rx;
 	struct nlattr *nest;
 	u32 ird, ord, rtr;
 
 	mutex_lock(&qp->state_lock);
 	crc = qp->sock && qp->crc;
 	large = qp->sock && qp->large_fpdu;
+	mk_tx = qp->sock && qp->mk_tx;
+	mk_rx = qp->sock && qp->mk_rx;
 	ird = qp->ird;
 	ord = qp->ord;
 	rtr = qp->sock ? qp->rtr : 0;
@@ -768,6 +774,8 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "mpa_crc", crc) ||
 	    rdma_nl_put_driver_u32(msg, "large_fpdu", large) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_markers_tx", mk_tx) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_markers_rx", mk_rx) ||
 	    rdma_nl_put_driver_u32(msg, "ird", ird) ||
 	    rdma_nl_put_driver_u32(msg, "ord", ord) ||
 	    rdma_nl_put_driver_u32(msg, "p2p_rtr", rtr) ||

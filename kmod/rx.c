@@ -676,8 +676,6 @@ static int kiwi_rx_trailer_done(struct kiwi_qp *qp)
 	struct kiwi_rx *rx = &qp->rx;
 
 	if (qp->crc) {
-		rx->crc = kiwi_crc32c(rx->crc, rx->fr.trail,
-				      kiwi_fr_pad_len(&rx->fr));
 		if (kiwi_fr_crc(&rx->fr) != ~rx->crc) {
 			kiwi_qp_stat_add(qp, KIWI_STAT_RX_CRC_ERR, 1);
 			return kiwi_rx_fail(qp, KIWI_TL_LLP, 0,
@@ -691,6 +689,54 @@ static int kiwi_rx_trailer_done(struct kiwi_qp *qp)
 }
 
 /*
+ * @n bytes of an MPA marker (RFC 5044 4.3) at @off of @skb: into the
+ * CRC of the FPDU they belong to -- the current one, or the next if the
+ * marker falls between two -- and, once all four are in, checked
+ * against the framing.  A marker may straddle skbs.  Returns @n, or a
+ * negative errno once the stream is dead.
+ */
+static int kiwi_rx_marker(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+			  u32 n)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	u8 *m = kiwi_mk_rx_buf(&rx->mk);
+	bool between;
+
+	skb_copy_bits(skb, off, m, n);
+	if (qp->crc)
+		rx->crc = kiwi_crc32c(rx->crc, m, n);
+	if (!kiwi_mk_rx_got(&rx->mk, n))
+		return n;
+	kiwi_qp_stat_add(qp, KIWI_STAT_RX_MARKERS, 1);
+	between = rx->fr.phase == KIWI_FR_CTRL && !rx->fr.got;
+	if (!kiwi_mk_rx_check(&rx->mk, between)) {
+		kiwi_qp_stat_add(qp, KIWI_STAT_RX_MARKER_ERR, 1);
+		return kiwi_rx_fail(qp, KIWI_TL_LLP, 0, KIWI_LC_MPA_MARKER);
+	}
+	return n;
+}
+
+/*
+ * Header, pad and CRC bytes of the framer just stored: the CRC covers
+ * them as they come, in stream order, since a marker may fall among
+ * them (never inside the pad or the CRC field, which are 4-aligned).
+ */
+static void kiwi_rx_crc_framer(struct kiwi_qp *qp, const u8 *p, u32 n)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_framer *fr = &rx->fr;
+	u32 pad;
+
+	if (fr->phase != KIWI_FR_TRAIL) {
+		rx->crc = kiwi_crc32c(rx->crc, p, n);
+		return;
+	}
+	pad = kiwi_fr_pad_len(fr);
+	if (fr->got < pad)
+		rx->crc = kiwi_crc32c(rx->crc, p, min(n, pad - fr->got));
+}
+
+/*
  * Consume up to @len bytes at @off of @skb, as the framer's phase says;
  * returns bytes consumed or a negative errno once the stream is dead.
  */
@@ -699,9 +745,19 @@ static int kiwi_rx_step(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 {
 	struct kiwi_rx *rx = &qp->rx;
 	struct kiwi_framer *fr = &rx->fr;
-	u32 n = kiwi_fr_want(fr, len);
+	u32 n;
 	int rv;
 
+	if (qp->mk_rx) {
+		bool marker;
+
+		len = kiwi_mk_rx_next(&rx->mk, len, &marker);
+		if (marker)
+			return kiwi_rx_marker(qp, skb, off, len);
+		if (fr->phase == KIWI_FR_CTRL && !fr->got)
+			kiwi_mk_rx_fpdu(&rx->mk);
+	}
+	n = kiwi_fr_want(fr, len);
 	switch (fr->phase) {
 	case KIWI_FR_DATA:
 		rv = kiwi_rx_place(qp, skb, off, n);
@@ -713,16 +769,16 @@ static int kiwi_rx_step(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 		return -EPROTO;
 	default:	/* header or trailer bytes: into the framer */
 		skb_copy_bits(skb, off, kiwi_fr_buf(fr), n);
+		if (qp->crc)
+			kiwi_rx_crc_framer(qp, kiwi_fr_buf(fr), n);
 		break;
 	}
+	kiwi_mk_rx_data(&rx->mk, n);
 	switch (kiwi_fr_advance(fr, n)) {
 	case KIWI_FR_BAD_CTRL:
 		return kiwi_rx_fail(qp, fr->bad.layer, fr->bad.etype,
 				    fr->bad.ecode);
 	case KIWI_FR_HDR_DONE:
-		if (qp->crc)
-			rx->crc = kiwi_crc32c(rx->crc, fr->hdr.raw,
-					      fr->hdr_len);
 		rv = kiwi_rx_begin(qp);
 		break;
 	case KIWI_FR_FPDU_DONE:

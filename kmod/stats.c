@@ -47,6 +47,9 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_NSTATS] = {
 	[KIWI_STAT_CM_TIMEOUT] = { .name = "cm_timeouts" },
 	[KIWI_STAT_TCP_RETRANS] = { .name = "tcp_retransmits" },
 	[KIWI_STAT_ATOMIC_SERVED] = { .name = "atomics_served" },
+	[KIWI_STAT_TX_MARKERS] = { .name = "tx_markers" },
+	[KIWI_STAT_RX_MARKERS] = { .name = "rx_markers" },
+	[KIWI_STAT_RX_MARKER_ERR] = { .name = "rx_marker_errors" },
 };
 
 int kiwi_stats_init(struct kiwi_device *kdev)

@@ -436,14 +436,13 @@ enum kiwi_mpa_err {
 	KIWI_MPA_BAD_KEY,
 	KIWI_MPA_BAD_REV,
 	KIWI_MPA_BAD_PD_LEN,
-	KIWI_MPA_MARKERS,		/* markers requested: unsupported */
 	KIWI_MPA_BAD_ENH,		/* enhanced flag without v2 data */
 };
 
 struct kiwi_mpa_info {
 	__u8 rev;
 	bool crc;
-	bool markers;
+	bool markers;			/* M: the sender wants to receive them */
 	bool reject;
 	bool enhanced;
 	bool p2p;
@@ -509,8 +508,6 @@ kiwi_mpa_parse(const struct kiwi_mpa_rr *rr, const __u8 *pd, __u32 pd_avail,
 		info->ulp_pd_off = sizeof(v2);
 		info->ulp_pd_len = pd_len - sizeof(v2);
 	}
-	if (info->markers && !info->reject)
-		return KIWI_MPA_MARKERS;
 	return KIWI_MPA_OK;
 }
 

@@ -66,6 +66,7 @@
 
 #include <kiwi/crc32c.h>
 #include <kiwi/iwarp.h>
+#include <kiwi/markers.h>
 #include <kiwi/rdmap.h>
 
 #include "abuse.h"
@@ -131,6 +132,55 @@ static bool recv_all(void *p, size_t len, int ms)
 	return true;
 }
 
+/*
+ * MPA markers (-M, RFC 5044 4.3): mk_req, our request asked the victim
+ * for markers, which are then taken out of (and checked in) everything
+ * read after the MPA reply; mk_tx, the reply asked us for them, which
+ * send_fpdu() then inserts.
+ */
+static bool mk_req, mk_tx;
+static struct kiwi_mk_tx mktx;
+static struct kiwi_mk_strip mkrx;
+static uint8_t mk_fifo[1 << 18];	/* stream bytes with markers removed */
+static size_t mk_head, mk_tail;
+static bool mk_bad;			/* the victim sent an inconsistent marker */
+
+/* As recv_all(), of the stream with the victim's markers removed. */
+static bool recv_plain(void *p, size_t len, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	static uint8_t raw[1 << 16];
+
+	if (!mk_req)
+		return recv_all(p, len, ms);
+	peer_eof = false;
+	while (mk_tail - mk_head < len) {
+		ssize_t n;
+		int g;
+
+		if (mk_head && mk_head == mk_tail)
+			mk_head = mk_tail = 0;
+		if (mk_bad || poll(&pfd, 1, ms) != 1)
+			return false;
+		n = recv(fd, raw, sizeof(mk_fifo) - mk_tail < sizeof(raw) ?
+			 sizeof(mk_fifo) - mk_tail : sizeof(raw), 0);
+		if (n <= 0) {
+			peer_eof = true;
+			return false;
+		}
+		g = kiwi_mk_strip(&mkrx, mk_fifo + mk_tail, raw, n);
+		if (g < 0) {
+			printf("fpdu_peer: FAILED an inconsistent marker from the victim\n");
+			mk_bad = true;
+			return false;
+		}
+		mk_tail += g;
+	}
+	memcpy(p, mk_fifo + mk_head, len);
+	mk_head += len;
+	return true;
+}
+
 /* CRC32c of @len bytes at @p, as MPA computes it (RFC 5044 4.4). */
 static uint32_t mpa_crc(const uint8_t *p, size_t len)
 {
@@ -174,7 +224,8 @@ static struct victim_info mpa_connect(uint16_t ird, uint16_t ord)
 	struct victim_info vi;
 
 	kiwi_mpa_build(&rr, true, KIWI_MPA_REV2,
-		       KIWI_MPA_FLAG_C | KIWI_MPA_FLAG_ENH, sizeof(v2));
+		       KIWI_MPA_FLAG_C | KIWI_MPA_FLAG_ENH |
+		       (mk_req ? KIWI_MPA_FLAG_M : 0), sizeof(v2));
 	v2 = kiwi_mpa_v2_build(ird, ord, false, 0);
 	memcpy(req, &rr, sizeof(rr));
 	memcpy(req + sizeof(rr), &v2, sizeof(v2));
@@ -190,8 +241,10 @@ static struct victim_info mpa_connect(uint16_t ird, uint16_t ord)
 	memcpy(&vi, pd + mi.ulp_pd_off, sizeof(vi));
 	if (ntohl(vi.magic) != VICTIM_MAGIC)
 		die("no victim_info in the reply");
-	printf("# MPA reply: rev %u crc %d ird %u ord %u; region rkey 0x%x len %u\n",
-	       mi.rev, mi.crc, mi.ird, mi.ord, ntohl(vi.rkey), ntohl(vi.len));
+	mk_tx = mi.markers;
+	printf("# MPA reply: rev %u crc %d markers %d ird %u ord %u; region rkey 0x%x len %u\n",
+	       mi.rev, mi.crc, mi.markers, mi.ird, mi.ord, ntohl(vi.rkey),
+	       ntohl(vi.len));
 	return vi;
 }
 
@@ -214,13 +267,13 @@ static int recv_fpdu(int ms, uint32_t *len)
 	uint32_t total;
 	int op;
 
-	if (!recv_all(&c, sizeof(c), ms))
+	if (!recv_plain(&c, sizeof(c), ms))
 		return peer_eof ? GOT_EOF : GOT_TIMEOUT;
 	*len = ntohs(c.mpa_len);
 	total = kiwi_mpa_pad(*len + KIWI_MPA_HDR_LEN) + *len +
 		KIWI_MPA_HDR_LEN + KIWI_MPA_CRC_LEN - sizeof(c);
 	memcpy(rx_buf, &c, sizeof(c));
-	if (!recv_all(rx_buf + sizeof(c), total, ms))
+	if (!recv_plain(rx_buf + sizeof(c), total, ms))
 		return peer_eof ? GOT_EOF : GOT_TIMEOUT;
 	op = ntohs(c.ddp_rdmap) & KIWI_RDMAP_OP_MASK;
 	printf("# rx op %d, ULPDU %u\n", op, *len);
@@ -382,12 +435,44 @@ static uint64_t v_addr(void) { return be64toh(V.addr); }
 static uint32_t v_rkey(void) { return ntohl(V.rkey); }
 static uint32_t v_len(void) { return ntohl(V.len); }
 
+/*
+ * @n bytes of FPDU (CRC included) with markers in @wire: the CRC is
+ * computed again, over the markers too.  Returns the length on the wire.
+ */
+static size_t mk_fpdu(uint8_t *wire, size_t cap, const uint8_t *fpdu,
+		      size_t n)
+{
+	uint32_t crc;
+	int w;
+
+	kiwi_mk_tx_fpdu(&mktx);
+	w = kiwi_mk_insert(&mktx, wire, cap, fpdu, n - 4, true);
+	if (w < 0)
+		die("marker buffer");
+	crc = mpa_crc(wire, w);
+	memcpy(wire + w, &crc, 4);
+	kiwi_mk_tx_sent(&mktx, 4);
+	return w + 4;
+}
+
+/* Stream offset at which the next FPDU starts its wire bytes. */
+static int mk_corrupt = -1;	/* wire octet of the next FPDU to flip */
+
 static void send_fpdu(const void *hdr, uint32_t hdr_len, const void *payload,
 		      uint32_t len)
 {
-	static uint8_t out[70000];
+	static uint8_t out[70000], wire[80000];
+	size_t n = fpdu_build(out, hdr, hdr_len, payload, len);
 
-	send_all(out, fpdu_build(out, hdr, hdr_len, payload, len));
+	if (!mk_tx) {
+		send_all(out, n);
+		return;
+	}
+	n = mk_fpdu(wire, sizeof(wire), out, n);
+	if (mk_corrupt >= 0 && (size_t)mk_corrupt < n)
+		wire[mk_corrupt] ^= 0x10;
+	mk_corrupt = -1;
+	send_all(wire, n);
 }
 
 static struct kiwi_hdr_tagged tagged(uint16_t ddp_rdmap, uint32_t stag,
@@ -473,6 +558,28 @@ static void s_bad_crc(void)
 	n = fpdu_build(out, &h, sizeof(h), data, sizeof(data));
 	out[n - 1] ^= 0x5a;
 	send_all(out, n);
+}
+
+/*
+ * A WRITE of 1500 bytes, the first FPDU of the stream, whose marker at
+ * stream octet 512 (FPDUPTR 508) has a bit of its pointer flipped; the
+ * victim asked for markers (mpa_markers=3).
+ */
+static void s_marker_bad(void)
+{
+	if (!mk_tx)
+		printf("fpdu_peer: the victim did not ask for markers\n");
+	mk_corrupt = 512 + 3;
+	send_write(v_rkey(), v_addr(), 1500);
+}
+
+/* The same with the first marker (FPDUPTR 0, before the FPDU) wrong. */
+static void s_marker_first(void)
+{
+	if (!mk_tx)
+		printf("fpdu_peer: the victim did not ask for markers\n");
+	mk_corrupt = 3;
+	send_write(v_rkey(), v_addr(), 1500);
 }
 
 static void s_ulpdu(uint16_t len)
@@ -736,6 +843,10 @@ static const struct scenario scenarios[] = {
 	  TERM(KIWI_TL_DDP, KIWI_DT_UNTAGGED, KIWI_DC_U_INVALID_MSN_NOBUF) },
 	{ "atomic_resp", s_atomic_resp,
 	  TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION, KIWI_RC_UNEXPECTED_OP) },
+	{ "marker_bad", s_marker_bad,
+	  TERM(KIWI_TL_LLP, 0, KIWI_LC_MPA_MARKER) },
+	{ "marker_first", s_marker_first,
+	  TERM(KIWI_TL_LLP, 0, KIWI_LC_MPA_MARKER) },
 	{ "term_bogus", s_term_bogus, GOT_EOF },
 	{ "term_flood", s_term_flood, GOT_EOF },
 	{ "byte_by_byte", NULL, 0 },
@@ -816,8 +927,11 @@ static void send_mpa_req(uint16_t ird, uint16_t ord, bool p2p, uint16_t rtr,
 	}
 }
 
-/* An MPA reply with the Reject bit within @secs, then the close. */
-static int await_reject(int secs)
+/*
+ * An accepting MPA reply within @secs to a request for markers (RFC 5044
+ * 7.1: a peer's M is honoured), then our FIN and the victim's close.
+ */
+static int await_accept(int secs)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct kiwi_mpa_rr rr;
@@ -831,13 +945,50 @@ static int await_reject(int secs)
 		got += n;
 	}
 	if (got < sizeof(rr) || memcmp(rr.key, KIWI_MPA_KEY_REP, 16) ||
-	    !(rr.flags & KIWI_MPA_FLAG_R)) {
-		printf("fpdu_peer: FAILED no MPA reply with the Reject bit (%zu bytes)\n",
-		       got);
+	    (rr.flags & KIWI_MPA_FLAG_R)) {
+		printf("fpdu_peer: FAILED no accepting MPA reply (%zu bytes, flags 0x%02x)\n",
+		       got, got == sizeof(rr) ? rr.flags : 0);
 		return 1;
 	}
-	printf("# MPA reply with the Reject bit\n");
+	printf("# accepting MPA reply to a request for markers (its M %d)\n",
+	       !!(rr.flags & KIWI_MPA_FLAG_M));
+	shutdown(fd, SHUT_WR);
 	return await_close(secs);
+}
+
+/*
+ * markers_ok (-M, the victim with mpa_markers=3): markers both ways.  A
+ * WRITE of up to 3000 bytes with our markers, then a READ of it back,
+ * whose responses come with the victim's markers, each checked: the
+ * bytes must be ours and no TERMINATE may come.
+ */
+static int markers_ok(void)
+{
+	uint32_t len = v_len() < 3000 ? v_len() : 3000, i;
+	int resp = 0, got;
+
+	if (!mk_req || !mk_tx) {
+		printf("fpdu_peer: FAILED markers not on both ways (asked %d, asked for %d)\n",
+		       mk_req, mk_tx);
+		return 1;
+	}
+	send_write(v_rkey(), v_addr(), len);
+	send_read_req(1, len, v_rkey(), v_addr());
+	got = await_terminate(3000, &resp);
+	if (got != GOT_TIMEOUT || !resp || mk_bad) {
+		printf("fpdu_peer: FAILED %s, %d READ responses\n",
+		       got_str(got), resp);
+		return 1;
+	}
+	for (i = 0; i < resp_len; i++)
+		if (resp_data[i] != PAT_PEER) {
+			printf("fpdu_peer: FAILED READ response byte %u is 0x%02x\n",
+			       i, resp_data[i]);
+			return 1;
+		}
+	printf("# WRITE %u bytes with markers, READ back in %d responses with markers: data and every marker right\n",
+	       len, resp);
+	return 0;
 }
 
 static void rst_close(void)
@@ -854,8 +1005,8 @@ static void rst_close(void)
  * nothing: closed by the MPA timeout), req_fin / req_rst (a valid
  * request, then FIN / RST), p2p_nortr (peer-to-peer with no RTR kind:
  * the accept fails and the connection is reset), markers (a request for
- * MPA markers, which kiwi does not do yet: an MPA reply with the Reject
- * bit must come back, then the close), slowloris (the request
+ * MPA markers: an accepting reply must come back, then our FIN and the
+ * close), slowloris (the request
  * one byte per second).  -s: how long the victim may take to close.
  */
 static int handshake_mode(const char *mode, int secs)
@@ -872,7 +1023,7 @@ static int handshake_mode(const char *mode, int secs)
 	}
 	if (!strcmp(mode, "markers")) {
 		send_mpa_req(8, 8, false, 0, 0, KIWI_MPA_FLAG_M);
-		return await_reject(secs);
+		return await_accept(secs);
 	}
 	send_mpa_req(8, 8, false, 0, 0, 0);
 	if (!strcmp(mode, "req_rst")) {
@@ -960,7 +1111,7 @@ int main(int argc, char **argv)
 	bool ready = false;
 	int one = 1;
 
-	while ((c = getopt(argc, argv, "a:p:m:s:n:rA")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:m:s:n:rAM")) != -1) {
 		switch (c) {
 		case 'a': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -969,16 +1120,18 @@ int main(int argc, char **argv)
 		case 'n': count = atoi(optarg); break;
 		case 'r': ready = true; break;
 		case 'A': atomics_on = true; break;
+		case 'M': mk_req = true; break;
 		default: mode = NULL; optind = argc; break;
 		}
 	}
 	if (!addr || !mode || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
 	    (strcmp(mode, "stall_write") && strcmp(mode, "read_flood") &&
 	     strcmp(mode, "flood") && strcmp(mode, "hold") &&
+	     strcmp(mode, "markers_ok") &&
 	     !is_handshake_mode(mode) && !find_scenario(mode))) {
 		size_t i;
 
-		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A]\nmodes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood");
+		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\nmodes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
 		fprintf(stderr, "\n");
@@ -1006,6 +1159,8 @@ int main(int argc, char **argv)
 		rv = stall_write(&vi, secs, ready);
 	else if (!strcmp(mode, "read_flood"))
 		rv = read_flood(&vi, count);
+	else if (!strcmp(mode, "markers_ok"))
+		rv = markers_ok();
 	else
 		rv = run_scenario(find_scenario(mode));
 	if (!rv)

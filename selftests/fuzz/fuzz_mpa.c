@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(info.pd_len <= KIWI_MPA_MAX_PD);
 	FUZZ_ASSERT(info.ulp_pd_off + info.ulp_pd_len == info.pd_len);
 	FUZZ_ASSERT(info.rev == KIWI_MPA_REV1 || info.rev == KIWI_MPA_REV2);
-	FUZZ_ASSERT(!info.markers || info.reject);
+	FUZZ_ASSERT(info.markers == !!(rr.flags & KIWI_MPA_FLAG_M));
 	check_roundtrip(&info, req, pd + info.ulp_pd_off);
 	return 0;
 }

@@ -193,3 +193,19 @@ put("fuzz_term", "llp-type-1", b"\xff" + term(2, 1, 0))
 put("fuzz_term", "reserved", b"\xff" + term(0, 2, 0xff, rsvd=0x10))
 put("fuzz_term", "held-less", b"\x07" + term(0, 1, 1, m=True, d=True, r=True) +
     struct.pack(">H", 18 + 28) + DDP_U + RR)
+
+
+# fuzz_markers: bytes 0-3 = start position (LE), byte 4 = mode (bit 0:
+# hostile stream), then FPDU lengths (2 bytes each) or the raw stream.
+def mk(start, mode, rest):
+    return struct.pack("<I", start) + bytes([mode]) + rest
+
+
+put("fuzz_markers", "rfc-42", mk(0, 0, b"\x00\x2a"))
+put("fuzz_markers", "second-fpdu", mk(0, 0, b"\x01\xe2\x00\x2a"))
+put("fuzz_markers", "wrap", mk(2**32 - 1024, 0,
+                              b"\x05\xdc\x00\x01\x10\x00\x00\x00"))
+put("fuzz_markers", "big", mk(4, 0, b"\x13\x87" * 3))
+put("fuzz_markers", "hostile-zero", mk(0, 1, bytes(600)))
+put("fuzz_markers", "hostile-bad-ptr", mk(0, 1, b"\x00\x00\x00\x08" +
+                                          bytes(600)))

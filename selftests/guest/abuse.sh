@@ -242,8 +242,8 @@ case_handshakes() {
 	hs_case hs_req_rst "-m req_rst" \
 		"a valid request, then RST: nothing kept"
 	hs_case hs_markers "-m markers -s 10" \
-		"a request for MPA markers (not done yet) gets an MPA reject, then the close" \
-		"kiwi1 mpa_rejects_sent"
+		"a request for MPA markers is honoured: an accepting reply, then the close" \
+		"kiwi1 cm_established"
 	hs_case hs_p2p_nortr "-m p2p_nortr -s 10" \
 		"peer-to-peer without an RTR kind: the accept fails, the connection is reset, nothing kept"
 	echo 16 >$P/max_half_open
@@ -477,6 +477,27 @@ peer_scenarios() {
 			fpdu_peer "kiwi1 ${sc#*:}"
 		port=$((port + 1))
 	done
+}
+
+# MPA markers with a raw peer (RFC 5044 4.3): kiwi1 asks for them
+# (mpa_markers=3, as responder); a marker whose FPDUPTR is wrong -- one
+# inside a WRITE, or the first of the stream -- is a framing error: the
+# TERMINATE for the MPA layer (LLP, type 0, code 0x03), counted; then
+# markers both ways with fpdu_peer -M: a WRITE and its READ back, every
+# marker kiwi sends checked by the peer.
+case_markers() {
+	local P=/sys/module/kiwi/parameters port=7470
+	echo 3 >$P/mpa_markers
+	peer_case peer_marker_bad $port "" "-m marker_bad" \
+		"markers: a WRITE with a wrong FPDUPTR -> TERMINATE MPA marker error" \
+		fpdu_peer "kiwi1 rx_marker_errors"
+	peer_case peer_marker_first $((port + 1)) "" "-m marker_first" \
+		"markers: a wrong first marker (between FPDUs, must be 0) -> TERMINATE MPA marker error" \
+		fpdu_peer "kiwi1 terminate_sent_mpa"
+	peer_case peer_markers_ok $((port + 2)) "" "-m markers_ok -M" \
+		"markers both ways with a raw peer: WRITE, READ back, every marker right" \
+		fpdu_peer "kiwi1 tx_markers"
+	echo 0 >$P/mpa_markers
 }
 
 case_peer_scenarios() {
@@ -828,6 +849,7 @@ only peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
 	fpdu_peer "kiwi1 read_requests_beyond_ird"
 only case_peer_scenarios
 only case_handshakes
+only case_markers
 only peer_case cq_overflow 7404 "" "" \
 	"8 signaled WRITEs into a 1-entry CQ: CQ_ERR, then the QP fails (QP_FATAL, ERR)" \
 	cqover "kiwi0 cq_overflows"

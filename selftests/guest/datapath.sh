@@ -22,6 +22,8 @@
 #     (build/selftests/mw_conn),
 #   - error paths: a connection to a port nobody listens on is refused,
 #   - a connect whose rdma_cm port a plain TCP socket holds (cmport.py),
+#   - MPA markers (RFC 5044) asked for by either end, CRC on and off
+#     (all sizes and combinations: KIWI_DP_ONLY=markers),
 #   - the negotiated CRC and large-FPDU mode in "rdma res show qp -dd",
 #   - per-QP counters: "rdma statistic qp" bind, unbind and auto mode,
 #   - hardware iWARP defaults played by kiwi: each RFC 6581 RTR kind,
@@ -32,7 +34,8 @@
 #
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
 # KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
-# imm, atomic, mw, ring, counters, hw, rping, perf).
+# imm, atomic, mw, ring, counters, hw, markers, markers_smoke, rping,
+# perf).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -465,6 +468,154 @@ mw_conn_test() {
 	done
 }
 
+# mk_stat DEV COUNTER: a device counter (rdma statistic, port 1).
+mk_stat() {
+	local ns=A
+	[ "$1" = kiwi1 ] && ns=B
+	$ns rdma statistic show link "$1/1" 2>/dev/null |
+		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
+}
+
+mk_snap() {
+	MK_SNAP="$(mk_stat kiwi0 tx_markers) $(mk_stat kiwi0 rx_markers) $(mk_stat kiwi1 tx_markers) $(mk_stat kiwi1 rx_markers)"
+}
+
+# mk_counters LABEL MODE: the marker counters moved as MODE says since
+# mk_snap (kiwi0 is the initiator): 1 both ways, 2 kiwi1 -> kiwi0 only
+# (the initiator asked), 3 kiwi0 -> kiwi1 only; no marker refused.
+mk_counters() {
+	local label=$1 mode=$2 b a want d i=0 bad=
+	read -r -a b <<<"$MK_SNAP"
+	mk_snap
+	read -r -a a <<<"$MK_SNAP"
+	case $mode in
+	1) want="+ + + +" ;;
+	2) want="0 + + 0" ;;
+	3) want="+ 0 0 +" ;;
+	esac
+	for w in $want; do
+		d=$(( ${a[$i]:-0} - ${b[$i]:-0} ))
+		if [ "$w" = + ] && [ $d -le 0 ]; then bad=1; fi
+		if [ "$w" = 0 ] && [ $d -ne 0 ]; then bad=1; fi
+		i=$((i + 1))
+	done
+	for d in kiwi0 kiwi1; do
+		[ "$(mk_stat $d rx_marker_errors)" = 0 ] || bad=1
+	done
+	if [ -z "$bad" ]; then
+		ok "$label: markers counted per direction (kiwi0 tx/rx, kiwi1 tx/rx: ${b[*]} -> ${a[*]})"
+	else
+		notok "$label: markers counted per direction (want $want; ${b[*]} -> ${a[*]})"
+	fi
+}
+
+# mk_perf LABEL TOOL SIZE: perftest over rdma_cm (server kiwi1), judged
+# on the bandwidth or, for tiny messages whose MB/s rounds to 0.00, the
+# message rate; clock-calibration failures and rejected connects are
+# retried as perf_test does.
+mk_perf() {
+	local label=$1 tool=$2 size=$3 try
+	for try in 1 2 3; do
+		perf_run kiwi1 kiwi0 $SRV 200 "$tool" -s "$size"
+		grep -q "Correlation coefficient" "$TMPD/cli" "$TMPD/srv" ||
+			[ -n "$PERF_REJECTED" ] || break
+		echo "# $label: $tool: calibration failed or rejected, run $try of 3"
+	done
+	if [ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] &&
+	   echo "$PERF_ROW" | awk '{ exit !($4 > 0 || $5 > 0) }'; then
+		ok "$label: $tool -s $size ($(echo "$PERF_ROW" | awk '{print $4 " MB/s, " $5 " Mpps"}'))"
+	else
+		notok "$label: $tool -s $size (rc $PERF_RC)"
+		tail -n 12 "$TMPD/cli" "$TMPD/srv" | diag
+	fi
+}
+
+# markers: MPA markers (RFC 5044 4.3) between kiwi0 and kiwi1, requested
+# by both ends (mpa_markers=1), by the initiator only (2: the responder
+# sends them) and by the responder only (3), with CRC on and off: rping -V
+# and perftest over rdma_cm at sizes around the 512-octet interval; the
+# negotiated directions in "rdma res show qp -dd", the counters per
+# direction, no marker refused.  KIWI_DP_MK_QUICK=1: fewer sizes.
+markers_test() {
+	local P=/sys/module/kiwi/parameters crc mode s t sizes psizes
+	# rping takes 23 to 65535 bytes
+	local rsizes="64 511 513 4095 4096 65535"
+	psizes="1 64 511 513 4095 4096 65535 65536"
+	for crc in Y N; do
+		echo $crc >$P/crc
+		for mode in 1 2 3; do
+			echo $mode >$P/mpa_markers
+			sizes=$rsizes
+			[ $mode = 1 ] && [ $crc = Y ] || sizes="513 65535"
+			[ -z "${KIWI_DP_MK_QUICK:-}" ] || sizes="513"
+			mk_snap
+			for s in $sizes; do
+				rping_test "markers=$mode crc=$crc" $SRV $s 200
+			done
+			sizes=$psizes
+			[ $mode = 1 ] && [ $crc = Y ] || sizes="511 4095 65535"
+			[ -z "${KIWI_DP_MK_QUICK:-}" ] || sizes="4095"
+			for t in ib_write_bw ib_read_bw ib_send_bw; do
+				for s in $sizes; do
+					mk_perf "markers=$mode crc=$crc" $t $s
+				done
+			done
+			mk_counters "markers=$mode crc=$crc" $mode
+		done
+	done
+	echo 0 >$P/mpa_markers
+	echo Y >$P/crc
+	mk_res_attr
+}
+
+# markers_smoke: the default run's share of markers_test (the markers
+# selector runs all of it): each way of asking once, CRC on and off.
+markers_smoke() {
+	local P=/sys/module/kiwi/parameters
+	echo 1 >$P/mpa_markers
+	mk_snap
+	rping_test "markers=1 crc=Y" $SRV 513 200
+	mk_perf "markers=1 crc=Y" ib_write_bw 4095
+	mk_perf "markers=1 crc=Y" ib_read_bw 65535
+	mk_counters "markers=1 crc=Y" 1
+	echo 2 >$P/mpa_markers
+	echo N >$P/crc
+	mk_snap
+	rping_test "markers=2 crc=N" $SRV 4096 200
+	mk_perf "markers=2 crc=N" ib_send_bw 513
+	mk_counters "markers=2 crc=N" 2
+	echo Y >$P/crc
+	echo 3 >$P/mpa_markers
+	mk_snap
+	rping_test "markers=3 crc=Y" $SRV 65535 100
+	mk_counters "markers=3 crc=Y" 3
+	echo 0 >$P/mpa_markers
+	mk_res_attr
+}
+
+# The directions the MPA exchange settled, in "rdma res show qp -dd".
+mk_res_attr() {
+	local attrs i
+	echo 2 >/sys/module/kiwi/parameters/mpa_markers
+	B timeout 60 rping -s -a $SRV -C 1000000 -S 4096 >/dev/null 2>&1 &
+	wait_port $SRV 7174
+	A timeout 60 rping -c -a $SRV -C 1000000 -S 4096 -V >/dev/null 2>&1 &
+	for i in $(seq 1 40); do
+		attrs=$(rdma -dd res show qp link kiwi0/1)
+		[[ $attrs == *"state RTS"* ]] && break
+		sleep 0.5
+	done
+	pkill -x rping
+	wait
+	echo 0 >/sys/module/kiwi/parameters/mpa_markers
+	if [[ $attrs == *"drv_mpa_markers_tx 0 drv_mpa_markers_rx 1 "* ]]; then
+		ok "rdma res qp -dd: mpa_markers=2 -> the initiator receives markers, sends none"
+	else
+		notok "rdma res qp -dd: mpa_markers=2 -> the initiator receives markers, sends none"
+		echo "$attrs" | diag
+	fi
+}
+
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth (MTU $MTU), kiwi0/kiwi1"
 
@@ -478,12 +629,14 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		ring) ring_conn_test ;;
 		counters) counters_test ;;
 		hw) hw_test ;;
+		markers) markers_test ;;
+		markers_smoke) markers_smoke ;;
 		rping) rping_test kiwi $SRV 4096 "$COUNT" ;;
 		perf)
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, ring, counters, hw, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, ring, counters, hw, markers, markers_smoke, rping, perf)" ;;
 		esac
 	done
 	tap_end
@@ -504,6 +657,7 @@ ring_conn_test
 imm_conn_test
 atomic_conn_test
 mw_conn_test
+markers_smoke
 refused_test
 busy_port_test
 res_attr_test

@@ -69,10 +69,15 @@ TEST(flags)
 		  KIWI_MPA_OK);
 	EXPECT_TRUE(!m.reject && !m.large && !m.crc);
 
-	/* Markers are not supported: refused, unless in a rejection. */
+	/* M is read in requests and replies alike (RFC 5044 7.1.2). */
 	build(&f, true, KIWI_MPA_FLAG_M, 0);
-	EXPECT_EQ(kiwi_mpa_parse(&f.rr, f.pd, sizeof(f.pd), true, &m),
-		  KIWI_MPA_MARKERS);
+	ASSERT_EQ(kiwi_mpa_parse(&f.rr, f.pd, sizeof(f.pd), true, &m),
+		  KIWI_MPA_OK);
+	EXPECT_TRUE(m.markers && !m.crc && !m.reject);
+	build(&f, false, KIWI_MPA_FLAG_M | KIWI_MPA_FLAG_C, 0);
+	ASSERT_EQ(kiwi_mpa_parse(&f.rr, f.pd, sizeof(f.pd), false, &m),
+		  KIWI_MPA_OK);
+	EXPECT_TRUE(m.markers && m.crc && !m.reject);
 	build(&f, false, KIWI_MPA_FLAG_M | KIWI_MPA_FLAG_R, 0);
 	EXPECT_EQ(kiwi_mpa_parse(&f.rr, f.pd, sizeof(f.pd), false, &m),
 		  KIWI_MPA_OK);
