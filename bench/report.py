@@ -27,7 +27,7 @@ import statistics
 import sys
 
 STACK_LABEL = {"kiwi": "kiwi", "siw": "siw", "rxe": "rxe", "tcp": "TCP",
-               "k2s": "kiwi→siw", "s2k": "siw→kiwi"}
+               "k2s": "kiwi→siw", "s2k": "siw→kiwi", "kmk": "kiwi+markers"}
 BOOT = 4000          # bootstrap resamples
 MIN_PAIRS = 5        # fewer paired repetitions: no interval
 
@@ -199,6 +199,8 @@ def comparisons(stacks):
     if "kiwi" in stacks:
         out += [("kiwi", s) for s in ("siw", "tcp", "rxe") if s in stacks]
     out += [(m, "siw") for m in ("k2s", "s2k") if m in stacks and "siw" in stacks]
+    if "kmk" in stacks and "kiwi" in stacks:
+        out.append(("kmk", "kiwi"))
     return out
 
 

@@ -19,6 +19,10 @@
  *                advertised an IRD of 1.  Expected: at most IRD READ
  *                responses, then TERMINATE DDP untagged / no buffer
  *                (1/2/0x02).
+ *   interleave   a WRITE in two FPDUs with a READ request between them,
+ *                then a READ of the whole (victim -i 2 or more).
+ *                Expected: both READs answered with the bytes in place,
+ *                no TERMINATE.
  *
  * and one malformed or hostile message per mode, each answered as RFC
  * 5040/5041/5044 say (see scenarios[] for the TERMINATE due): bad_crc,
@@ -991,6 +995,51 @@ static int markers_ok(void)
 	return 0;
 }
 
+/*
+ * interleave (the victim with -i 2 or more): FPDUs of different
+ * messages interleaved, as hardware may send them -- the first half of
+ * a WRITE (pattern 0xa1), a READ request on queue 1 for that half, the
+ * WRITE's second half (0xb2, last), a READ request for the whole.  Both
+ * READs must be answered, the last with both halves in place, and no
+ * TERMINATE may come.
+ */
+static void send_write_part(uint64_t to, uint32_t len, bool last,
+			    uint8_t pat)
+{
+	static uint8_t data[4096];
+	struct kiwi_hdr_tagged h = tagged(kiwi_ddp_rdmap(KIWI_OP_WRITE, last),
+					  v_rkey(), to);
+
+	memset(data, pat, len);
+	send_fpdu(&h, sizeof(h), data, len);
+}
+
+static int interleave(void)
+{
+	uint32_t len = v_len() < 1024 ? v_len() : 1024, half = len / 2, i;
+	int resp = 0, got;
+
+	send_write_part(v_addr(), half, false, 0xa1);
+	send_read_req(1, half, v_rkey(), v_addr());
+	send_write_part(v_addr() + half, len - half, true, 0xb2);
+	send_read_req(2, len, v_rkey(), v_addr());
+	got = await_terminate(3000, &resp);
+	if (got != GOT_TIMEOUT || resp != 2 || resp_len != len) {
+		printf("fpdu_peer: FAILED %s, %d READ responses, the last of %u bytes\n",
+		       got_str(got), resp, resp_len);
+		return 1;
+	}
+	for (i = 0; i < len; i++)
+		if (resp_data[i] != (i < half ? 0xa1 : 0xb2)) {
+			printf("fpdu_peer: FAILED READ response byte %u is 0x%02x\n",
+			       i, resp_data[i]);
+			return 1;
+		}
+	printf("# WRITE in two FPDUs with a READ request between them, READ back: %d READ responses, both halves in place\n",
+	       resp);
+	return 0;
+}
+
 static void rst_close(void)
 {
 	struct linger l = { .l_onoff = 1, .l_linger = 0 };
@@ -1127,11 +1176,11 @@ int main(int argc, char **argv)
 	if (!addr || !mode || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
 	    (strcmp(mode, "stall_write") && strcmp(mode, "read_flood") &&
 	     strcmp(mode, "flood") && strcmp(mode, "hold") &&
-	     strcmp(mode, "markers_ok") &&
+	     strcmp(mode, "markers_ok") && strcmp(mode, "interleave") &&
 	     !is_handshake_mode(mode) && !find_scenario(mode))) {
 		size_t i;
 
-		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\nmodes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok");
+		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\nmodes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok interleave");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
 		fprintf(stderr, "\n");
@@ -1161,6 +1210,8 @@ int main(int argc, char **argv)
 		rv = read_flood(&vi, count);
 	else if (!strcmp(mode, "markers_ok"))
 		rv = markers_ok();
+	else if (!strcmp(mode, "interleave"))
+		rv = interleave();
 	else
 		rv = run_scenario(find_scenario(mode));
 	if (!rv)

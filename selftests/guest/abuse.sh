@@ -847,6 +847,9 @@ only case_frmr_remap
 only peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
 	"8 READ requests against IRD 1: one answered, then TERMINATE DDP untagged/no buffer" \
 	fpdu_peer "kiwi1 read_requests_beyond_ird"
+only peer_case interleave 7408 "-i 4" "-m interleave" \
+	"a WRITE's two FPDUs with a READ request between them (tagged and untagged interleaved, as hardware sends them): both READs answered, the data in place" \
+	fpdu_peer "kiwi1 read_requests_served"
 only case_peer_scenarios
 only case_handshakes
 only case_markers

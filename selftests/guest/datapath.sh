@@ -282,23 +282,24 @@ field() { awk -v c="$1" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) 
 link_stat() { rdma statistic show link "$1/1" | field "$2"; }
 
 # perf_bg SECS SIZE: ib_write_bw kiwi0 -> kiwi1 for SECS in the
-# background; sets QS to the client's RC QPs on kiwi0 once in RTS
-# (perftest's rdma_cm mode makes one for its parameter exchange besides
-# the data QP).
+# background; sets QS to the client's RC QPs on kiwi0 once both are in
+# RTS (perftest's rdma_cm mode makes one for its parameter exchange
+# besides the data QP), within 15 s, and QS_AT to the seconds that took.
 perf_bg() {
-	local i
+	local t0=$SECONDS
 	B timeout 120 ib_write_bw -R -d kiwi1 -F -D "$1" -s "$2" >"$TMPD/srv" 2>&1 &
 	wait_port $SRV 18515
 	A timeout 120 ib_write_bw -R -d kiwi0 -F -D "$1" -s "$2" $SRV \
 		>"$TMPD/cli" 2>&1 &
 	QS=""
-	for i in $(seq 1 50); do
+	while [ $((SECONDS - t0)) -lt 15 ]; do
 		QS=$(rdma res show qp link kiwi0/1 |
 		     awk '/comm ib_write_bw/ && /state RTS/ { printf "%s ", $4 }')
 		[ "$(echo $QS | wc -w)" -ge 2 ] && break
-		sleep 0.2
+		sleep 0.1
 	done
 	QS=$(echo $QS)
+	QS_AT=$((SECONDS - t0))
 }
 
 # Per-QP counters (rdma statistic qp): a QP bound to a counter counts
@@ -311,7 +312,9 @@ counters_test() {
 	local tx0 rx0 q qs cnt c1 c2 l1 l2 tx rx i
 	tx0=$(link_stat kiwi0 tx_payload_bytes)
 	rx0=$(link_stat kiwi1 rx_payload_bytes)
-	perf_bg 20 65536
+	# Long enough for the binds, 2 s of counting and the unbinds even
+	# when finding the QPs took all of perf_bg's 15 s.
+	perf_bg 40 65536
 	qs=$QS
 	q=${qs%% *}
 	if [ -n "$q" ] &&
@@ -343,7 +346,7 @@ counters_test() {
 	   ! rdma statistic qp show link kiwi0/1 | grep -q cntn; then
 		ok "rdma statistic qp bind/unbind: QPs $qs counted in counter $cnt ($c1 -> $c2 B while bound), kiwi0 sent = kiwi1 received = $tx B, link total $l1 -> $l2 at unbind"
 	else
-		notok "rdma statistic qp bind/unbind (QPs ${qs:-none}, counter ${cnt:-none}: ${c1:-?} -> ${c2:-?}; link ${l1:-?} -> ${l2:-?}; sent $tx, received $rx)"
+		notok "rdma statistic qp bind/unbind (QPs ${qs:-none} found after ${QS_AT} s, counter ${cnt:-none}: ${c1:-?} -> ${c2:-?}; link ${l1:-?} -> ${l2:-?}; sent $tx, received $rx)"
 		cat "$TMPD/bind" "$TMPD/ctr1" "$TMPD/ctr2" 2>/dev/null | diag
 		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
 	fi
