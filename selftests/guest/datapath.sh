@@ -34,8 +34,8 @@
 #
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
 # KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
-# imm, atomic, mw, ring, counters, hw, markers, markers_smoke, rping,
-# perf).
+# imm, atomic, mw, ring, counters, attrs, hw, markers, markers_smoke,
+# rping, perf).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -81,22 +81,29 @@ busy_port_test() {
 
 # What the MPA exchange settled shows in "rdma resource show qp -dd":
 # CRC, and large FPDUs when the module parameter large_fpdu offers them.
+# rping_attrs: "rdma -dd res show qp" of kiwi0 while an rping runs
+# (once its QP is in RTS, or after 20 s).
+rping_attrs() {
+	local attrs i
+	B timeout 60 rping -s -a $SRV -C 1000000 -S 4096 >/dev/null 2>&1 &
+	wait_port $SRV 7174
+	A timeout 60 rping -c -a $SRV -C 1000000 -S 4096 -V >/dev/null 2>&1 &
+	for i in $(seq 1 40); do
+		attrs=$(rdma -dd res show qp link kiwi0/1)
+		[[ $attrs == *"state RTS"* ]] && break
+		sleep 0.5
+	done
+	pkill -x rping
+	wait
+	echo "$attrs"
+}
+
 res_attr_test() {
 	local v want attrs i
 	for v in N Y; do
 		echo $v >/sys/module/kiwi/parameters/large_fpdu
 		want=$([ $v = Y ] && echo 1 || echo 0)
-		B timeout 60 rping -s -a $SRV -C 1000000 -S 4096 >/dev/null 2>&1 &
-		wait_port $SRV 7174
-		A timeout 60 rping -c -a $SRV -C 1000000 -S 4096 -V \
-			>/dev/null 2>&1 &
-		for i in $(seq 1 40); do
-			attrs=$(rdma -dd res show qp link kiwi0/1)
-			[[ $attrs == *"state RTS"* ]] && break
-			sleep 0.5
-		done
-		pkill -x rping
-		wait
+		attrs=$(rping_attrs)
 		if [[ $attrs == *"drv_mpa_crc 1 drv_large_fpdu $want "* ]]; then
 			ok "rdma res qp -dd: large_fpdu=$v -> drv_large_fpdu $want"
 		else
@@ -472,12 +479,7 @@ mw_conn_test() {
 }
 
 # mk_stat DEV COUNTER: a device counter (rdma statistic, port 1).
-mk_stat() {
-	local ns=A
-	[ "$1" = kiwi1 ] && ns=B
-	$ns rdma statistic show link "$1/1" 2>/dev/null |
-		awk -v c="$2" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
-}
+mk_stat() { link_stat "$1" "$2"; }
 
 mk_snap() {
 	MK_SNAP="$(mk_stat kiwi0 tx_markers) $(mk_stat kiwi0 rx_markers) $(mk_stat kiwi1 tx_markers) $(mk_stat kiwi1 rx_markers)"
@@ -600,16 +602,7 @@ markers_smoke() {
 mk_res_attr() {
 	local attrs i
 	echo 2 >/sys/module/kiwi/parameters/mpa_markers
-	B timeout 60 rping -s -a $SRV -C 1000000 -S 4096 >/dev/null 2>&1 &
-	wait_port $SRV 7174
-	A timeout 60 rping -c -a $SRV -C 1000000 -S 4096 -V >/dev/null 2>&1 &
-	for i in $(seq 1 40); do
-		attrs=$(rdma -dd res show qp link kiwi0/1)
-		[[ $attrs == *"state RTS"* ]] && break
-		sleep 0.5
-	done
-	pkill -x rping
-	wait
+	attrs=$(rping_attrs)
 	echo 0 >/sys/module/kiwi/parameters/mpa_markers
 	if [[ $attrs == *"drv_mpa_markers_tx 0 drv_mpa_markers_rx 1 "* ]]; then
 		ok "rdma res qp -dd: mpa_markers=2 -> the initiator receives markers, sends none"
@@ -631,6 +624,7 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		mw) mw_conn_test ;;
 		ring) ring_conn_test ;;
 		counters) counters_test ;;
+		attrs) res_attr_test ;;
 		hw) hw_test ;;
 		markers) markers_test ;;
 		markers_smoke) markers_smoke ;;
@@ -639,7 +633,7 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, ring, counters, hw, markers, markers_smoke, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, ring, counters, attrs, hw, markers, markers_smoke, rping, perf)" ;;
 		esac
 	done
 	tap_end
