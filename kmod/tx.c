@@ -612,17 +612,24 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 
 /*
  * The inbound READ queue, sized to the IRD the connection agreed (not
- * to kiwi's maximum: most consumers ask for a few).  Once, before RTS:
- * nothing can queue a READ yet.
+ * to kiwi's maximum: most consumers ask for a few).  Before RTS, when
+ * nothing can queue a READ: at each connection, since a QP reset after
+ * one may connect again (the old queue, of another size, goes).
  */
 int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird)
 {
+	struct kiwi_irqe *irq;
+
 	lockdep_assert_held(&qp->state_lock);
-	if (WARN_ON_ONCE(qp->tx.irq || !ird || ird > KIWI_MAX_IRD))
+	if (!ird || ird > KIWI_MAX_IRD)	/* the CM bounds it: never */
 		return -EINVAL;
-	qp->tx.irq = kcalloc(ird, sizeof(*qp->tx.irq), GFP_KERNEL);
-	if (!qp->tx.irq)
+	if (qp->tx.irq_size == ird)
+		return 0;
+	irq = kcalloc(ird, sizeof(*irq), GFP_KERNEL);
+	if (!irq)
 		return -ENOMEM;
+	kfree(qp->tx.irq);
+	qp->tx.irq = irq;
 	qp->tx.irq_size = ird;
 	return 0;
 }
