@@ -275,7 +275,10 @@ enum kiwi_llp_ecode {
 	KIWI_LC_MPA_CRC = 0x02,		/* MPA etype 0 codes */
 	KIWI_LC_MPA_MARKER = 0x03,
 	KIWI_LC_MPA_REQ_REP = 0x04,
-	KIWI_LC_NO_MATCHING_RTR = 0x05,
+	/* RFC 6581's, for enhanced connection setup (as siw and Wireshark) */
+	KIWI_LC_LOCAL_CATASTROPHIC = 0x05,
+	KIWI_LC_INSUFFICIENT_IRD = 0x06,
+	KIWI_LC_NO_MATCHING_RTR = 0x07,
 };
 
 static inline __u32 kiwi_term_ctrl(__u8 layer, __u8 etype, __u8 ecode)
