@@ -98,4 +98,21 @@ static inline __u32 kiwi_crc_copy(const struct kiwi_crc_tab *tab, __u32 crc,
 	return crc;
 }
 
+/* @crc extended over @len bytes at @src, read only (as kiwi_crc_copy()). */
+static inline __u32 kiwi_crc_update(const struct kiwi_crc_tab *tab, __u32 crc,
+				    const void *src, size_t len)
+{
+	const __u8 *s = (const __u8 *)src;
+
+	for (; len >= 8; len -= 8, s += 8) {
+		__u64 raw;
+
+		memcpy(&raw, s, sizeof(raw));
+		crc = kiwi_crc_fold8(tab, crc, kiwi_crc_le64(raw));
+	}
+	for (; len; len--, s++)
+		crc = kiwi_crc_fold1(tab, crc, *s);
+	return crc;
+}
+
 #endif /* KIWI_CRC32C_H */

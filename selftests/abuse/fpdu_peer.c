@@ -188,9 +188,7 @@ static bool recv_plain(void *p, size_t len, int ms)
 /* CRC32c of @len bytes at @p, as MPA computes it (RFC 5044 4.4). */
 static uint32_t mpa_crc(const uint8_t *p, size_t len)
 {
-	static uint8_t scratch[70000];
-
-	return ~kiwi_crc_copy(&crc_tab, ~0U, scratch, p, len);
+	return ~kiwi_crc_update(&crc_tab, ~0U, p, len);
 }
 
 /*

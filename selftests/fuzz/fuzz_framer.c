@@ -183,20 +183,6 @@ static const uint8_t valid_ops[] = {
 	KIWI_OP_TERMINATE,
 };
 
-static uint32_t crc32c(const uint8_t *p, uint32_t n, uint32_t crc)
-{
-	uint8_t sink[256];
-
-	while (n) {
-		uint32_t k = n < sizeof(sink) ? n : sizeof(sink);
-
-		crc = kiwi_crc_copy(&crc_tab, crc, sink, p, k);
-		p += k;
-		n -= k;
-	}
-	return crc;
-}
-
 /* Append one FPDU to @out; returns its length. */
 static uint32_t build_fpdu(uint8_t *out, uint8_t op, bool last,
 			   const uint8_t *hdr_fill, const uint8_t *pay,
@@ -221,7 +207,7 @@ static uint32_t build_fpdu(uint8_t *out, uint8_t op, bool last,
 	out[3] = dr & 0xff;
 	memcpy(out + hl, pay, plen);
 	memset(out + hl + plen, 0, pad);
-	crc = ~crc32c(out, fpdu + pad, ~0U);
+	crc = ~kiwi_crc_update(&crc_tab, ~0U, out, fpdu + pad);
 	out[fpdu + pad + 0] = crc & 0xff;
 	out[fpdu + pad + 1] = (crc >> 8) & 0xff;
 	out[fpdu + pad + 2] = (crc >> 16) & 0xff;

@@ -147,6 +147,17 @@ ring_conn_test() {
 # Immediate Data message that finds no receive must draw the TERMINATE
 # for a missing buffer (DDP layer 1, untagged type 2, code 2) on op 12.
 # Then, with rfc7306_imm off, WRs with immediate data fail locally.
+# term_logged NAME WHAT: ok NAME if the kernel log has kiwi's
+# "terminating stream: WHAT" (op, layer, type and code of a TERMINATE).
+term_logged() {
+	if dmesg | grep -q "terminating stream: $2"; then
+		ok "$1"
+	else
+		notok "$1"
+		dmesg | grep "terminating stream" | diag
+	fi
+}
+
 imm_conn_test() {
 	local bin=$GUEST_DIR/../../build/selftests/imm_conn
 	local p=/sys/module/kiwi/parameters/rfc7306_imm
@@ -160,12 +171,8 @@ imm_conn_test() {
 	pair_verdict "imm_conn: WRITE/SEND with immediate data, solicited, 20 in order, zero-length" \
 		$PAIR_RC $PAIR_SRC
 	diag "$TMPD/cli" "$TMPD/srv"
-	if dmesg | grep -q "terminating stream: op 12 layer 1 type 2 code 0x02"; then
-		ok "imm_conn: Immediate Data with no receive -> TERMINATE (DDP untagged, no buffer)"
-	else
-		notok "imm_conn: Immediate Data with no receive -> TERMINATE (DDP untagged, no buffer)"
-		dmesg | grep "terminating stream" | diag
-	fi
+	term_logged "imm_conn: Immediate Data with no receive -> TERMINATE (DDP untagged, no buffer)" \
+		"op 12 layer 1 type 2 code 0x02"
 	if A timeout 30 "$bin" -x >"$TMPD/cli" 2>&1; then
 		ok "imm_conn: rfc7306_imm off -> immediate data refused locally (EOPNOTSUPP)"
 	else
@@ -254,7 +261,7 @@ atomic_local() {
 atomic_conn_test() {
 	local bin=$GUEST_DIR/../../build/selftests/atomic_conn
 	local p=/sys/module/kiwi/parameters/rfc7306_atomics
-	local what code t a
+	local what t a
 	if [ ! -x "$bin" ]; then
 		notok "atomic_conn: $bin not built"
 		return
@@ -266,13 +273,8 @@ atomic_conn_test() {
 		$PAIR_RC $PAIR_SRC
 	diag "$TMPD/cli" "$TMPD/srv"
 	for what in "access:0x02" "bounds:0x01"; do
-		code=${what#*:}
-		if dmesg | grep -q "terminating stream: op 10 layer 0 type 1 code $code"; then
-			ok "atomic_conn: refused atomic ($what) -> TERMINATE RDMAP protection"
-		else
-			notok "atomic_conn: refused atomic ($what) -> TERMINATE RDMAP protection"
-			dmesg | grep "terminating stream" | diag
-		fi
+		term_logged "atomic_conn: refused atomic ($what) -> TERMINATE RDMAP protection" \
+			"op 10 layer 0 type 1 code ${what#*:}"
 	done
 	for t in ib_atomic_bw ib_atomic_lat; do
 		for a in FETCH_AND_ADD CMP_AND_SWAP; do
@@ -469,12 +471,7 @@ mw_conn_test() {
 	for what in "dead STag READ:op 1 layer 0 type 1 code 0x00" \
 		    "WRITE beyond the window:op 0 layer 1 type 1 code 0x01"; do
 		m=${what#*:}
-		if dmesg | grep -q "terminating stream: $m"; then
-			ok "mw_conn: ${what%%:*} -> TERMINATE ($m)"
-		else
-			notok "mw_conn: ${what%%:*} -> TERMINATE ($m)"
-			dmesg | grep "terminating stream" | diag
-		fi
+		term_logged "mw_conn: ${what%%:*} -> TERMINATE ($m)" "$m"
 	done
 }
 

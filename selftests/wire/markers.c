@@ -13,20 +13,6 @@
 
 static struct kiwi_crc_tab tab;
 
-static __u32 crc_run(__u32 crc, const __u8 *p, size_t len)
-{
-	__u8 dst[4096];
-
-	while (len) {
-		size_t n = len < sizeof(dst) ? len : sizeof(dst);
-
-		crc = kiwi_crc_copy(&tab, crc, dst, p, n);
-		p += n;
-		len -= n;
-	}
-	return crc;
-}
-
 /* The 42-octet ULPDU of the RFC's examples: a Send, Last, queue 0. */
 static void rfc_ulpdu(__u8 *u, __u8 msn)
 {
@@ -62,7 +48,7 @@ static int frame(struct kiwi_mk_tx *t, __u8 *out, __u32 cap,
 	if (n < 0)
 		return -1;
 	w += n;
-	crc = ~crc_run(crc, out, w);
+	crc = ~kiwi_crc_update(&tab, crc, out, w);
 	if (cap - w < 4)
 		return -1;
 	/* The CRC field never meets a marker: it is 4-aligned. */
