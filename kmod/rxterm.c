@@ -66,8 +66,9 @@ void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 	};
 
 	kiwi_term_parse(t, rx->term_rest, rx->term_have, rx->term_len, &ti);
-	pr_info_ratelimited("QP %u: peer TERMINATE layer %u type %u code 0x%02x\n",
-			    qp->ibqp.qp_num, ti.layer, ti.etype, ti.ecode);
+	pr_info_ratelimited("QP %u: peer TERMINATE layer %u type %u code 0x%02x%s\n",
+			    qp->ibqp.qp_num, ti.layer, ti.etype, ti.ecode,
+			    ti.siw_order ? " (fields in Linux siw's bit order)" : "");
 	if (ti.why)
 		pr_info_ratelimited("QP %u: peer TERMINATE malformed: %s (control %08x, %u bytes after it)\n",
 				    qp->ibqp.qp_num,
@@ -80,5 +81,7 @@ void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 	kiwi_qp_stat_add(qp, KIWI_STAT_TERM_RX, 1);
 	if (ti.layer < ARRAY_SIZE(by_layer))
 		kiwi_qp_stat_add(qp, by_layer[ti.layer], 1);
-	kiwi_qp_peer_terminated(qp, ti.ctrl);
+	/* As the RFC would have put it: the status depends on it. */
+	kiwi_qp_peer_terminated(qp, kiwi_term_ctrl(ti.layer, ti.etype,
+						   ti.ecode));
 }

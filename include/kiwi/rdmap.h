@@ -193,7 +193,22 @@ struct kiwi_term_info {
 	__u32 rdma_len;
 	__u32 used;		/* bytes the D and R bits account for */
 	enum kiwi_term_why why;
+	bool siw_order;		/* fields read in Linux siw's bit order */
 };
+
+/*
+ * Linux siw declares the Terminate Control fields as C bitfields, in an
+ * order that gives RFC 5040's layout only on big-endian hosts.  From a
+ * little-endian one (x86, arm64) the Layer is the low nibble of the
+ * first byte and the Error Type the high one, and M, D and R are the
+ * three lowest bits of the third byte; the Error Code byte is where the
+ * RFC puts it.  Its DDP "no buffer" TERMINATE reads 0x21020300 where
+ * the RFC's would be 0x1202c000.
+ */
+#define KIWI_TERM_SIW_M		0x00000100
+#define KIWI_TERM_SIW_D		0x00000200
+#define KIWI_TERM_SIW_R		0x00000400
+#define KIWI_TERM_SIW_RSVD	0x0000f8ff
 
 static inline bool kiwi_term_etype_known(__u8 layer, __u8 etype)
 {
@@ -235,18 +250,67 @@ static inline bool kiwi_term_layout(struct kiwi_term_info *ti,
 }
 
 /*
+ * Whether @ecode is one RFC 5040 (RDMAP), RFC 5041 (DDP) or RFC 6581
+ * (MPA) defines for that layer and type.  Only the reading in siw's
+ * order asks it: a word that makes sense neither way is not taken for
+ * siw's.
+ */
+static inline bool kiwi_term_ecode_known(__u8 layer, __u8 etype, __u8 ecode)
+{
+	switch (layer) {
+	case KIWI_TL_RDMAP:
+		return ecode <= KIWI_RC_CANT_INVALIDATE ||
+		       ecode == KIWI_RC_UNSPECIFIED;
+	case KIWI_TL_DDP:
+		if (etype == KIWI_DT_TAGGED)
+			return ecode <= KIWI_DC_T_VERSION;
+		return ecode >= KIWI_DC_U_INVALID_QN &&
+		       ecode <= KIWI_DC_U_VERSION;
+	default:
+		return ecode <= KIWI_LC_NO_MATCHING_RTR;
+	}
+}
+
+/* What is wrong with the fields in @ti and the bytes after them, if anything. */
+static inline enum kiwi_term_why
+kiwi_term_check(struct kiwi_term_info *ti, bool rsvd, const __u8 *rest,
+		__u32 have, __u32 len)
+{
+	if (ti->layer > KIWI_TL_LLP)
+		return KIWI_TW_LAYER;
+	if (!kiwi_term_etype_known(ti->layer, ti->etype))
+		return KIWI_TW_ETYPE;
+	if (rsvd)
+		return KIWI_TW_RSVD;
+	if (ti->m && !ti->d)
+		return KIWI_TW_M_NO_D;
+	if (!kiwi_term_layout(ti, rest, have, len))
+		return KIWI_TW_SHORT;
+	if (len > ti->used)
+		return KIWI_TW_LONG;
+	/* The offending segment held at least the headers copied from it. */
+	if (ti->m && (__u32)ti->seg_len < ti->ddp_len + ti->rdma_len)
+		return KIWI_TW_SEGLEN;
+	return KIWI_TW_OK;
+}
+
+/*
  * Decode a received TERMINATE: its control word @t and the bytes after
  * it, @len of them by the MPA ULPDU length, of which the first @have
  * are at @rest (the caller keeps at least min(@len, KIWI_TERM_MAX_REST);
  * nothing past @have is read).  The result is the peer's layer, type
  * and code -- always, so the caller can report them -- and where the
- * copied headers are, only when the message is well-formed.
+ * copied headers are, only when the message is well-formed.  A word
+ * the RFC's bit order makes no sense of, but Linux siw's does (see
+ * KIWI_TERM_SIW_M), is read siw's way and flagged siw_order: the QP
+ * ends either way, but the consumer's status and the log then say why.
  */
 static inline void kiwi_term_parse(const struct kiwi_term *t,
 				   const __u8 *rest, __u32 have, __u32 len,
 				   struct kiwi_term_info *ti)
 {
 	__u32 c = kiwi_be32(t->ctrl);
+	struct kiwi_term_info s;
 
 	memset(ti, 0, sizeof(*ti));
 	ti->ctrl = c;
@@ -256,21 +320,22 @@ static inline void kiwi_term_parse(const struct kiwi_term *t,
 	ti->m = c & KIWI_TERM_M;
 	ti->d = c & KIWI_TERM_D;
 	ti->r = c & KIWI_TERM_R;
-	if (ti->layer > KIWI_TL_LLP)
-		ti->why = KIWI_TW_LAYER;
-	else if (!kiwi_term_etype_known(ti->layer, ti->etype))
-		ti->why = KIWI_TW_ETYPE;
-	else if (c & KIWI_TERM_RSVD)
-		ti->why = KIWI_TW_RSVD;
-	else if (ti->m && !ti->d)
-		ti->why = KIWI_TW_M_NO_D;
-	else if (!kiwi_term_layout(ti, rest, have, len))
-		ti->why = KIWI_TW_SHORT;
-	else if (len > ti->used)
-		ti->why = KIWI_TW_LONG;
-	/* The offending segment held at least the headers copied from it. */
-	else if (ti->m && (__u32)ti->seg_len < ti->ddp_len + ti->rdma_len)
-		ti->why = KIWI_TW_SEGLEN;
+	ti->why = kiwi_term_check(ti, c & KIWI_TERM_RSVD, rest, have, len);
+	if (ti->why >= KIWI_TW_LAYER && ti->why <= KIWI_TW_RSVD) {
+		memset(&s, 0, sizeof(s));
+		s.ctrl = c;
+		s.layer = (c >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
+		s.etype = c >> KIWI_TERM_LAYER_SHIFT;
+		s.ecode = ti->ecode;
+		s.m = c & KIWI_TERM_SIW_M;
+		s.d = c & KIWI_TERM_SIW_D;
+		s.r = c & KIWI_TERM_SIW_R;
+		s.siw_order = true;
+		if (kiwi_term_check(&s, c & KIWI_TERM_SIW_RSVD, rest, have,
+				    len) == KIWI_TW_OK &&
+		    kiwi_term_ecode_known(s.layer, s.etype, s.ecode))
+			*ti = s;
+	}
 	if (ti->why) {	/* nothing in @rest is vouched for */
 		ti->ddp_len = 0;
 		ti->rdma_len = 0;

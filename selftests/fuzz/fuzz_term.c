@@ -15,7 +15,9 @@
  * it may only refuse more, never read past what it has.
  *
  * Checks: layer, type and code always read back from the control word
- * (with the M/D/R and reserved bits, it re-encodes to the same word);
+ * (with the M/D/R and reserved bits, it re-encodes to the same word; a
+ * word read in Linux siw's bit order, see KIWI_TERM_SIW_M, re-encodes
+ * to it that way, and only when the RFC's order refuses it);
  * the verdict is the one an independent model of RFC 5040 4.8 gives; an
  * accepted TERMINATE accounts for every byte after its control word,
  * and its copied DDP and RDMAP headers lie inside the bytes held, sized
@@ -43,7 +45,8 @@ static uint32_t model_need(uint32_t c, const uint8_t *rest, uint32_t len)
 }
 
 /* The verdict, from the full input (@rest holds all @len bytes). */
-static enum kiwi_term_why model(uint32_t c, const uint8_t *rest, uint32_t len)
+static enum kiwi_term_why model_rfc(uint32_t c, const uint8_t *rest,
+				    uint32_t len)
 {
 	static const uint8_t types[3] = { 3, 3, 1 };	/* per layer */
 	uint32_t layer = c >> 28, etype = (c >> 24) & 0xf, need;
@@ -66,14 +69,66 @@ static enum kiwi_term_why model(uint32_t c, const uint8_t *rest, uint32_t len)
 	return KIWI_TW_OK;
 }
 
+/*
+ * Linux siw's word from a little-endian host (see KIWI_TERM_SIW_M in
+ * rdmap.h), written again in the RFC's order; ~0 if siw's reserved
+ * bits are set or its code is not one the RFCs define (a model of
+ * kiwi_term_ecode_known(), from the RFCs' tables).
+ */
+static uint32_t siw_to_rfc(uint32_t c)
+{
+	uint32_t layer = (c >> 24) & 0xf, etype = c >> 28;
+	uint32_t ecode = (c >> 16) & 0xff;
+	int known;
+
+	if (c & 0xf8ff)
+		return ~0u;
+	if (layer == 0)
+		known = ecode <= 9 || ecode == 0xff;
+	else if (layer == 1)
+		known = etype == 1 ? ecode <= 4 : ecode >= 1 && ecode <= 6;
+	else
+		known = ecode <= 7;
+	if (!known)
+		return ~0u;
+	return layer << 28 | etype << 24 | ecode << 16 |
+	       (c & 0x100 ? KIWI_TERM_M : 0) | (c & 0x200 ? KIWI_TERM_D : 0) |
+	       (c & 0x400 ? KIWI_TERM_R : 0);
+}
+
+/*
+ * The RFC's reading; one the RFC's order refuses for its layer, type or
+ * reserved bits is taken in siw's order if that makes a well-formed
+ * TERMINATE.  *@siw says which.
+ */
+static enum kiwi_term_why model(uint32_t c, const uint8_t *rest, uint32_t len,
+				int *siw)
+{
+	enum kiwi_term_why why = model_rfc(c, rest, len);
+	uint32_t r;
+
+	*siw = 0;
+	if (why < KIWI_TW_LAYER || why > KIWI_TW_RSVD)
+		return why;
+	r = siw_to_rfc(c);
+	if (r == ~0u || model_rfc(r, rest, len) != KIWI_TW_OK)
+		return why;
+	*siw = 1;
+	return KIWI_TW_OK;
+}
+
 static void check_info(const struct kiwi_term_info *ti, uint32_t c,
 		       uint32_t have, uint32_t len)
 {
 	uint32_t back = kiwi_term_ctrl(ti->layer, ti->etype, ti->ecode) |
 			(ti->m ? KIWI_TERM_M : 0) | (ti->d ? KIWI_TERM_D : 0) |
-			(ti->r ? KIWI_TERM_R : 0) | (c & KIWI_TERM_RSVD);
+			(ti->r ? KIWI_TERM_R : 0);
 
-	FUZZ_ASSERT(ti->ctrl == c && back == c);
+	FUZZ_ASSERT(ti->ctrl == c);
+	if (ti->siw_order)	/* read siw's way: so it goes back */
+		FUZZ_ASSERT(!ti->why && siw_to_rfc(c) == back);
+	else
+		FUZZ_ASSERT((back | (c & KIWI_TERM_RSVD)) == c);
 	if (ti->why) {
 		FUZZ_ASSERT(!ti->ddp_len && !ti->rdma_len);
 		return;
@@ -121,6 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *rest;
 	struct kiwi_term t;
 	uint32_t len, have, less;
+	int siw;
 
 	if (size < 5 || size > (1 << 16))
 		return 0;
@@ -132,10 +188,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(&t, rest, have, len, &kept);
 	run(&t, rest, len, len, &all);
 	FUZZ_ASSERT(!memcmp(&kept, &all, sizeof(kept)));
-	FUZZ_ASSERT(kept.why == model(kiwi_be32(t.ctrl), rest, len));
+	FUZZ_ASSERT(kept.why == model(kiwi_be32(t.ctrl), rest, len, &siw));
+	FUZZ_ASSERT(kept.siw_order == siw);
 
 	less = have ? data[0] % (have + 1) : 0;
 	run(&t, rest, less, len, &few);
+	/* Too few bytes for siw's reading: the RFC's, refused. */
+	if (kept.siw_order && !few.siw_order) {
+		FUZZ_ASSERT(few.why >= KIWI_TW_LAYER &&
+			    few.why <= KIWI_TW_RSVD);
+		return 0;
+	}
 	FUZZ_ASSERT(few.why == kept.why || few.why == KIWI_TW_SHORT);
 	FUZZ_ASSERT(few.layer == kept.layer && few.etype == kept.etype &&
 		    few.ecode == kept.ecode);

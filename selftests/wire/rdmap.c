@@ -174,6 +174,36 @@ TEST(term_layer_type_rsvd)
 		  KIWI_TW_RSVD);
 }
 
+/*
+ * Linux siw's TERMINATE from a little-endian host (its bitfields): the
+ * "no buffer" one it sends when a SEND finds no receive posted, as kiwi
+ * received it from siw in the interop test, with the segment length and
+ * the untagged DDP header it copies.
+ */
+TEST(term_siw_order)
+{
+	struct kiwi_term_info ti;
+	__u8 rest[2 + KIWI_TERM_DDP_U_LEN] = { 0x00, 0x40, 0x41 };
+
+	EXPECT_EQ(term(0x21020300, rest, sizeof(rest), &ti), KIWI_TW_OK);
+	EXPECT_TRUE(ti.siw_order);
+	EXPECT_EQ(ti.ctrl, 0x21020300);
+	EXPECT_EQ(ti.layer, KIWI_TL_DDP);
+	EXPECT_EQ(ti.etype, KIWI_DT_UNTAGGED);
+	EXPECT_EQ(ti.ecode, KIWI_DC_U_INVALID_MSN_NOBUF);
+	EXPECT_TRUE(ti.m && ti.d && !ti.r);
+	EXPECT_EQ(ti.ddp_len, KIWI_TERM_DDP_U_LEN);
+	/* The same TERMINATE in the RFC's order is just that. */
+	EXPECT_EQ(term(0x1202c000, rest, sizeof(rest), &ti), KIWI_TW_OK);
+	EXPECT_FALSE(ti.siw_order);
+	EXPECT_EQ(ti.etype, KIWI_DT_UNTAGGED);
+	/* Wrong in both orders: reported as received, RFC fields. */
+	EXPECT_EQ(term(0x21020300, rest, 3, &ti), KIWI_TW_ETYPE);
+	EXPECT_FALSE(ti.siw_order);
+	EXPECT_EQ(ti.layer, KIWI_TL_LLP);
+	EXPECT_EQ(ti.ddp_len, 0);
+}
+
 /* D: segment length, then a tagged (14) or untagged (18) DDP header. */
 TEST(term_ddp_header)
 {
