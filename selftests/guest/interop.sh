@@ -51,7 +51,8 @@
 #     implement: its provider refuses the work request (push_send_wqe():
 #     "libsiw: opcode %d unsupported", -EINVAL) and its kernel side knows
 #     no RFC 7306 opcode; kiwi sends it only with rfc7306_imm=1.
-# apps.sh runs those between two kiwi devices.  The qperf server's
+# apps.sh runs those between two kiwi devices.  Then a TERMINATE from
+# siw (see term_part()), read as siw meant it.  The qperf server's
 # per-test child dies at the end of each test, after the results went to
 # the client ("qperf[N]: segfault at 0 ... in libibverbs" in dmesg, at
 # ibv_destroy_qp, called with a NULL QP), whether siw0 or kiwi1 serves
@@ -60,7 +61,7 @@
 #
 # Environment: KIWI_RPING_COUNT (default 200), KIWI_PERF_ITERS (200),
 # KIWI_DP_MTU (1500), KIWI_INTEROP_ONLY (parts to run alone,
-# comma-separated: crc, nocrc, qperf, ext, crypto; default all).
+# comma-separated: crc, nocrc, qperf, ext, term, crypto; default all).
 set -u
 
 # perftest works out its clock rate after the run, and fails that when
@@ -212,6 +213,35 @@ ext_part() {
 	B ip link del mv1
 }
 
+# A TERMINATE from siw, read right: kiwi0 SENDs to a siw0 QP with no
+# receive posted (iwerr's send_norecv; the responder on siw0), siw0
+# terminates with DDP untagged "no buffer" (1/2/0x02), its control word
+# in siw's bit order (see kiwi_term_parse()).  The requester (kiwi0)
+# must pass its own checks -- the connection worked first, the SEND
+# failed, what was chained after it was flushed -- and kiwi must log
+# the reason siw meant.  The siw side's own checks are iwerr's for kiwi
+# and are not judged here.
+term_part() {
+	local iwerr=$GUEST_DIR/../../build/selftests/iwerr spid rc mark
+	local want="peer TERMINATE layer 1 type 2 code 0x02 \(fields in Linux siw's bit order\)"
+	mark=$(dmesg | wc -l)
+	B timeout 120 "$iwerr" -s -c send_norecv -a 10.93.0.2 -p 7190 -t 20 \
+		>"$TMPD/term.s" 2>&1 &
+	spid=$!
+	wait_port 10.93.0.2 7190
+	A timeout 120 "$iwerr" -c send_norecv -a 10.93.0.2 -p 7190 -t 20 \
+		>"$TMPD/term.c" 2>&1
+	rc=$?
+	wait $spid
+	if [ $rc -eq 0 ] && dmesg | tail -n +$((mark + 1)) | grep -qE "$want"; then
+		ok "kiwi->siw: SEND with no receive posted at siw: siw's TERMINATE read as DDP untagged, no buffer ($(grep -h 'summary:' "$TMPD/term.c" | sed 's/^# //'))"
+	else
+		notok "kiwi->siw: SEND with no receive posted at siw: siw's TERMINATE read as DDP untagged, no buffer (requester exit $rc)"
+		diag "$TMPD/term.c"
+		dmesg | tail -n +$((mark + 1)) | grep 'kiwi' | diag
+	fi
+}
+
 tap_setup "kiwi and siw devices on two veth pairs" \
 	"kiwi0<->siw0 and siw1<->kiwi1 on veth pairs (MTU $MTU)"
 
@@ -224,6 +254,7 @@ for crc in 1 0; do
 done
 part qperf && qperf_part
 part ext && ext_part
+part term && term_part
 
 # The other CRC32c code: under emulation crc_impl=auto picks the table
 # code (copy and CRC in one pass), so the crypto API's (copy, then CRC)
