@@ -563,6 +563,28 @@ static int kiwi_sq_load_next(struct kiwi_qp *qp)
 }
 
 /*
+ * Must @sqe wait until no READ or atomic of ours is outstanding?  The
+ * rest of the send queue is in order already: one WQE at a time, and
+ * local operations (BIND_MW, LOCAL_INV, REG_MR) take effect when their
+ * turn comes, after every earlier WQE was transmitted.  Only outbound
+ * READs and atomics stay open past that, until their responses land in
+ * their sinks, so only those are waited for:
+ *  - IB_SEND_FENCE on any WR (IBA 10.8.3.3), a BIND_MW or a LOCAL_INV
+ *    included: a consumer rebinding or invalidating a window a READ
+ *    still reads through asks for the fence, as the verbs specify;
+ *  - LOCAL_INV always, as rxe does (the local invalidate fence of IBA
+ *    10.6.5.1): it may name the sink of an earlier READ (a fast-register
+ *    region of a kernel consumer), whose response must still be placed.
+ * A window's own accesses are the peer's (inbound), which no fence of
+ * this queue orders: a copy through an STag invalidated meanwhile stops
+ * at its next piece (mem.c: generations).
+ */
+static bool kiwi_sqe_fenced(const struct kiwi_sqe *sqe)
+{
+	return (sqe->flags & IB_SEND_FENCE) || sqe->opcode == IB_WR_LOCAL_INV;
+}
+
+/*
  * Next SQE to transmit, or NULL if none, blocked (ORD, fence) or bad.
  * A bad WQE or a corrupted ring moves the QP to error.
  */
@@ -576,7 +598,7 @@ struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
 	rv = kiwi_sq_load_next(qp);
 	if (rv)
 		sqe = NULL;
-	else if ((sqe->flags & IB_SEND_FENCE) && qp->tx.orq_count)
+	else if (kiwi_sqe_fenced(sqe) && qp->tx.orq_count)
 		sqe = NULL;
 	else if (kiwi_wr_takes_ord(sqe->opcode) &&
 		 qp->tx.orq_count >= max(qp->ord, 1U))

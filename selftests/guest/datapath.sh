@@ -445,7 +445,8 @@ hw_test() {
 }
 
 # mw_conn: memory windows between kiwi0 and kiwi1 (type 1 and 2, zero-
-# based, local and remote invalidation, refused binds, QP-bound type 2).
+# based, local and remote invalidation, refused binds, QP-bound type 2,
+# a type 2 window whose QP was destroyed).
 # The READs through dead STags must draw the TERMINATE for an invalid
 # STag on op 1 (RDMAP layer 0, protection type 1, code 0x00), the WRITE
 # across the zero-based window's end the DDP tagged base-or-bounds one
@@ -458,7 +459,7 @@ mw_conn_test() {
 		return
 	fi
 	verbs_pair "$bin" 7181
-	pair_verdict "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2" \
+	pair_verdict "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2, type 2 of a destroyed QP" \
 		$PAIR_RC $PAIR_SRC
 	diag "$TMPD/cli" "$TMPD/srv"
 	# The server exited with two windows bound in a region.
