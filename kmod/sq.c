@@ -400,6 +400,8 @@ static int kiwi_sqe_atomic(struct kiwi_qp *qp, const u8 *payload,
 /*
  * A BIND_MW WQE: the header names the window, its new STag and where it
  * starts; struct kiwi_ubind follows (every slot has room: one SGE's).
+ * The copy is checked as far as it can be without the window and the
+ * region (wqe.h: kiwi_ubind_check(), fuzzed); mem.c checks the rest.
  */
 static int kiwi_sqe_bind(struct kiwi_qp *qp, const struct kiwi_usqe *h,
 			 const u8 *payload, struct kiwi_sqe *sqe)
@@ -407,9 +409,16 @@ static int kiwi_sqe_bind(struct kiwi_qp *qp, const struct kiwi_usqe *h,
 	struct kiwi_ubind ub;
 
 	BUILD_BUG_ON(sizeof(ub) != KIWI_USGE_SIZE);
-	if (qp->sq_ring.stride < sizeof(*h) + sizeof(ub))
+	BUILD_BUG_ON(KIWI_UBIND_LOCAL_WRITE != IB_ACCESS_LOCAL_WRITE ||
+		     KIWI_UBIND_REMOTE_WRITE != IB_ACCESS_REMOTE_WRITE ||
+		     KIWI_UBIND_REMOTE_READ != IB_ACCESS_REMOTE_READ ||
+		     KIWI_UBIND_REMOTE_ATOMIC != IB_ACCESS_REMOTE_ATOMIC ||
+		     KIWI_UBIND_ZERO_BASED != IB_ZERO_BASED);
+	if (!kiwi_ubind_in_slot(qp->sq_ring.stride))
 		return -EINVAL;
 	memcpy(&ub, payload, sizeof(ub));
+	if (kiwi_ubind_check(h, &ub))
+		return -EINVAL;
 	sqe->bind.mw_stag = h->rkey;
 	sqe->bind.new_stag = h->inv_rkey;
 	sqe->bind.mr_lkey = ub.mr_lkey;
