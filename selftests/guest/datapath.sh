@@ -476,6 +476,22 @@ mw_conn_test() {
 	done
 }
 
+# qp_reconnect: a QP from ibv_create_qp() connected by number through
+# rdma_cm, moved to RESET after the disconnect and connected again on
+# a new cm_id with another IRD/ORD (its inbound READ queue replaced),
+# three times, READs and SENDs checked each time.
+qp_reconnect_test() {
+	local bin=$GUEST_DIR/../../build/selftests/qp_reconnect
+	if [ ! -x "$bin" ]; then
+		notok "qp_reconnect: $bin not built"
+		return
+	fi
+	verbs_pair "$bin" 7183
+	pair_verdict "qp_reconnect: one QP, RESET between connections, IRD 2 -> 6 -> 2" \
+		$PAIR_RC $PAIR_SRC
+	diag "$TMPD/cli" "$TMPD/srv"
+}
+
 # mk_stat DEV COUNTER: a device counter (rdma statistic, port 1).
 mk_stat() { link_stat "$1" "$2"; }
 
@@ -620,6 +636,7 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		imm) imm_conn_test ;;
 		atomic) atomic_conn_test ;;
 		mw) mw_conn_test ;;
+		reconnect) qp_reconnect_test ;;
 		ring) ring_conn_test ;;
 		counters) counters_test ;;
 		attrs) res_attr_test ;;
@@ -631,7 +648,7 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, ring, counters, attrs, hw, markers, markers_smoke, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, rping, perf)" ;;
 		esac
 	done
 	tap_end
@@ -652,6 +669,7 @@ ring_conn_test
 imm_conn_test
 atomic_conn_test
 mw_conn_test
+qp_reconnect_test
 markers_smoke
 refused_test
 busy_port_test
