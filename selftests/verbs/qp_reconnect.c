@@ -68,6 +68,7 @@ static char lbuf[BUF] __attribute__((aligned(4096)));	/* the peer reads */
 static char rbuf[BUF] __attribute__((aligned(4096)));	/* we read into */
 static struct msg msgs[NRECV];
 static bool server_side;
+static uint32_t ird[NROUNDS];	/* agreed, as ibv_query_qp() says */
 
 static char pattern(uint32_t seed, size_t i)
 {
@@ -245,9 +246,15 @@ static void exchange(struct rdma_cm_id *id, uint32_t round)
 	struct ibv_qp_init_attr ia;
 	size_t b;
 
-	if (ibv_query_qp(qp, &qa, IBV_QP_STATE, &ia) ||
-	    qa.qp_state != IBV_QPS_RTS)
+	if (ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_MAX_DEST_RD_ATOMIC,
+			 &ia) || qa.qp_state != IBV_QPS_RTS)
 		DIE("round %u: QP not RTS after the connection", round);
+	/* Else the READ queue would not be replaced: no test of that. */
+	ird[round] = qa.max_dest_rd_atomic;
+	if (round && depth[round] != depth[round - 1] &&
+	    ird[round] == ird[round - 1])
+		DIE("round %u: IRD %u again for depth %u (was %u): not renegotiated",
+		    round, ird[round], depth[round], depth[round - 1]);
 	for (b = 0; b < BUF; b++)
 		lbuf[b] = pattern(seed, b);
 	send_msg(&m);
@@ -259,8 +266,9 @@ static void exchange(struct rdma_cm_id *id, uint32_t round)
 	/* Synchronous: returns with the DISCONNECTED event. */
 	if (rdma_disconnect(id))
 		DIE("round %u: disconnect: %s", round, strerror(errno));
-	fprintf(stderr, "qp_reconnect %s: round %u: QP %u, depth %u: %u READs checked, SENDs both ways\n",
-		cm_pair_role, round, qp->qp_num, depth[round], depth[round]);
+	fprintf(stderr, "qp_reconnect %s: round %u: QP %u, depth %u (IRD %u): %u READs checked, SENDs both ways\n",
+		cm_pair_role, round, qp->qp_num, depth[round], ird[round],
+		depth[round]);
 }
 
 static struct rdma_conn_param conn_param(uint32_t round)
