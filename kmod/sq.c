@@ -572,25 +572,56 @@ static int kiwi_sq_load_next(struct kiwi_qp *qp)
 }
 
 /*
- * Must @sqe wait until no READ or atomic of ours is outstanding?  The
- * rest of the send queue is in order already: one WQE at a time, and
- * local operations (BIND_MW, LOCAL_INV, REG_MR) take effect when their
- * turn comes, after every earlier WQE was transmitted.  Only outbound
- * READs and atomics stay open past that, until their responses land in
- * their sinks, so only those are waited for:
- *  - IB_SEND_FENCE on any WR (IBA 10.8.3.3), a BIND_MW or a LOCAL_INV
- *    included: a consumer rebinding or invalidating a window a READ
- *    still reads through asks for the fence, as the verbs specify;
- *  - LOCAL_INV always, as rxe does (the local invalidate fence of IBA
- *    10.6.5.1): it may name the sink of an earlier READ (a fast-register
- *    region of a kernel consumer), whose response must still be placed.
- * A window's own accesses are the peer's (inbound), which no fence of
- * this queue orders: a copy through an STag invalidated meanwhile stops
- * at its next piece (mem.c: generations).
+ * Under sq_lock: is a READ or atomic of ours still waiting for its
+ * response with its sink in @stag's region (same index: a fast-register
+ * region keeps it across new keys)?
  */
-static bool kiwi_sqe_fenced(const struct kiwi_sqe *sqe)
+static bool kiwi_sq_sink_open(struct kiwi_qp *qp, u32 stag)
 {
-	return (sqe->flags & IB_SEND_FENCE) || sqe->opcode == IB_WR_LOCAL_INV;
+	u32 i;
+
+	lockdep_assert_held(&qp->sq_lock);
+
+	for (i = 0; i < qp->sq_tx; i++) {
+		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
+
+		if (slot->state == KIWI_SQE_WAIT_RESP &&
+		    (slot->sink_lkey >> 8) == (stag >> 8))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Under sq_lock: must @sqe wait for READs or atomics of ours?  The rest
+ * of the send queue is in order already: one WQE at a time, and local
+ * operations (BIND_MW, LOCAL_INV, REG_MR) take effect when their turn
+ * comes, after every earlier WQE was transmitted.  Only outbound READs
+ * and atomics stay open past that, until their responses land in their
+ * sinks, so only those are waited for:
+ *  - all of them for IB_SEND_FENCE on any WR (IBA 10.8.3.3), a BIND_MW
+ *    or a LOCAL_INV included: a consumer that rebinds or invalidates
+ *    something a READ still depends on asks for the fence;
+ *  - by a LOCAL_INV even without it, those whose sink it invalidates
+ *    (a kernel consumer's fast-register region), as the local
+ *    invalidate fence of IBA 10.6.5.1 would, which rxe always applies:
+ *    the response must still find its sink.  Only those: waiting for
+ *    every READ would serialize a storage target's READs (rdma_rw
+ *    chains LOCAL_INV, REG_MR and READ for each I/O).
+ * A window is never a sink (an lkey); its accesses are the peer's, which
+ * no fence of this queue orders: a copy through an STag invalidated or
+ * rebound meanwhile stops at its next piece (mem.c: generations).
+ */
+static bool kiwi_sq_fenced(struct kiwi_qp *qp, const struct kiwi_sqe *sqe)
+{
+	lockdep_assert_held(&qp->sq_lock);
+
+	if (!qp->tx.orq_count)
+		return false;
+	if (sqe->flags & IB_SEND_FENCE)
+		return true;
+	return sqe->opcode == IB_WR_LOCAL_INV &&
+	       kiwi_sq_sink_open(qp, sqe->ex);
 }
 
 /*
@@ -607,7 +638,7 @@ struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
 	rv = kiwi_sq_load_next(qp);
 	if (rv)
 		sqe = NULL;
-	else if (kiwi_sqe_fenced(sqe) && qp->tx.orq_count)
+	else if (kiwi_sq_fenced(qp, sqe))
 		sqe = NULL;
 	else if (kiwi_wr_takes_ord(sqe->opcode) &&
 		 qp->tx.orq_count >= max(qp->ord, 1U))
