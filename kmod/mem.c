@@ -763,23 +763,22 @@ static u64 kiwi_mem_qp_token(struct kiwi_qp *qp)
 }
 
 /*
- * The form of a bind, before any region is looked at: the window is of
- * @qp's protection domain, the new STag keeps its index and changes its
- * key (so an STag a peer kept from an earlier binding stays dead), and
- * the access asked for is what a window can grant (zero-based only for
- * type 2, as the verbs define it).
+ * The form of a bind, before any region is looked at.  sq.c checked
+ * what needs no window (wqe.h: kiwi_ubind_check(): the new STag keeps
+ * the index, the rights are a window's, the range does not wrap); here
+ * the window is of @qp's protection domain, and zero-based (type 2
+ * only, as the verbs define it) and length 0 (a type 1 unbind) suit its
+ * type.  kiwi_mw_set() checks that the key changes, so an STag a peer
+ * kept from an earlier binding stays dead.
  */
 static bool kiwi_mw_bind_ok(struct kiwi_mem *mw, struct kiwi_qp *qp,
 			    const struct kiwi_bind *b)
 {
-	u32 known = KIWI_MW_ACCESS | IB_ACCESS_LOCAL_WRITE;
+	bool type1 = mw->mw_type == IB_MW_TYPE_1;
 
-	if (mw->mw_type == IB_MW_TYPE_2)
-		known |= IB_ZERO_BASED;
 	return mw->mw_type && mw->pd == qp->ibqp.pd &&
-	       (b->new_stag >> 8) == (mw->stag >> 8) &&
-	       (b->access & ~known) == 0 &&
-	       (b->len || mw->mw_type == IB_MW_TYPE_1);
+	       !(type1 && (b->access & IB_ZERO_BASED)) &&
+	       (b->len || type1);
 }
 
 /*
@@ -803,9 +802,10 @@ static struct kiwi_mem *kiwi_mw_parent_get(struct kiwi_qp *qp,
 	if (b->access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC))
 		need |= IB_ACCESS_LOCAL_WRITE;
 	write_lock_irqsave(&mr->lock, flags);
+	/* b->addr + b->len does not wrap (kiwi_ubind_check()). */
 	ok = mr->valid && !mr->mw_type && !mr->frmr && mr->pages &&
 	     mr->pd == qp->ibqp.pd && (mr->access & need) == need &&
-	     b->addr + b->len >= b->addr && b->addr >= mr->iova &&
+	     b->addr >= mr->iova &&
 	     b->addr + b->len - mr->iova <= mr->len;
 	if (ok)
 		atomic_inc(&mr->nr_mw);

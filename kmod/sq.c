@@ -400,6 +400,8 @@ static int kiwi_sqe_atomic(struct kiwi_qp *qp, const u8 *payload,
 /*
  * A BIND_MW WQE: the header names the window, its new STag and where it
  * starts; struct kiwi_ubind follows (every slot has room: one SGE's).
+ * The copy is checked as far as it can be without the window and the
+ * region (wqe.h: kiwi_ubind_check(), fuzzed); mem.c checks the rest.
  */
 static int kiwi_sqe_bind(struct kiwi_qp *qp, const struct kiwi_usqe *h,
 			 const u8 *payload, struct kiwi_sqe *sqe)
@@ -407,9 +409,16 @@ static int kiwi_sqe_bind(struct kiwi_qp *qp, const struct kiwi_usqe *h,
 	struct kiwi_ubind ub;
 
 	BUILD_BUG_ON(sizeof(ub) != KIWI_USGE_SIZE);
-	if (qp->sq_ring.stride < sizeof(*h) + sizeof(ub))
+	BUILD_BUG_ON(KIWI_UBIND_LOCAL_WRITE != IB_ACCESS_LOCAL_WRITE ||
+		     KIWI_UBIND_REMOTE_WRITE != IB_ACCESS_REMOTE_WRITE ||
+		     KIWI_UBIND_REMOTE_READ != IB_ACCESS_REMOTE_READ ||
+		     KIWI_UBIND_REMOTE_ATOMIC != IB_ACCESS_REMOTE_ATOMIC ||
+		     KIWI_UBIND_ZERO_BASED != IB_ZERO_BASED);
+	if (!kiwi_ubind_in_slot(qp->sq_ring.stride))
 		return -EINVAL;
 	memcpy(&ub, payload, sizeof(ub));
+	if (kiwi_ubind_check(h, &ub))
+		return -EINVAL;
 	sqe->bind.mw_stag = h->rkey;
 	sqe->bind.new_stag = h->inv_rkey;
 	sqe->bind.mr_lkey = ub.mr_lkey;
@@ -563,6 +572,59 @@ static int kiwi_sq_load_next(struct kiwi_qp *qp)
 }
 
 /*
+ * Under sq_lock: is a READ or atomic of ours still waiting for its
+ * response with its sink in @stag's region (same index: a fast-register
+ * region keeps it across new keys)?
+ */
+static bool kiwi_sq_sink_open(struct kiwi_qp *qp, u32 stag)
+{
+	u32 i;
+
+	lockdep_assert_held(&qp->sq_lock);
+
+	for (i = 0; i < qp->sq_tx; i++) {
+		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
+
+		if (slot->state == KIWI_SQE_WAIT_RESP &&
+		    (slot->sink_lkey >> 8) == (stag >> 8))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Under sq_lock: must @sqe wait for READs or atomics of ours?  The rest
+ * of the send queue is in order already: one WQE at a time, and local
+ * operations (BIND_MW, LOCAL_INV, REG_MR) take effect when their turn
+ * comes, after every earlier WQE was transmitted.  Only outbound READs
+ * and atomics stay open past that, until their responses land in their
+ * sinks, so only those are waited for:
+ *  - all of them for IB_SEND_FENCE on any WR (IBA 10.8.3.3), a BIND_MW
+ *    or a LOCAL_INV included: a consumer that rebinds or invalidates
+ *    something a READ still depends on asks for the fence;
+ *  - by a LOCAL_INV even without it, those whose sink it invalidates
+ *    (a kernel consumer's fast-register region), as the local
+ *    invalidate fence of IBA 10.6.5.1 would, which rxe always applies:
+ *    the response must still find its sink.  Only those: waiting for
+ *    every READ would serialize a storage target's READs (rdma_rw
+ *    chains LOCAL_INV, REG_MR and READ for each I/O).
+ * A window is never a sink (an lkey); its accesses are the peer's, which
+ * no fence of this queue orders: a copy through an STag invalidated or
+ * rebound meanwhile stops at its next piece (mem.c: generations).
+ */
+static bool kiwi_sq_fenced(struct kiwi_qp *qp, const struct kiwi_sqe *sqe)
+{
+	lockdep_assert_held(&qp->sq_lock);
+
+	if (!qp->tx.orq_count)
+		return false;
+	if (sqe->flags & IB_SEND_FENCE)
+		return true;
+	return sqe->opcode == IB_WR_LOCAL_INV &&
+	       kiwi_sq_sink_open(qp, sqe->ex);
+}
+
+/*
  * Next SQE to transmit, or NULL if none, blocked (ORD, fence) or bad.
  * A bad WQE or a corrupted ring moves the QP to error.
  */
@@ -576,7 +638,7 @@ struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
 	rv = kiwi_sq_load_next(qp);
 	if (rv)
 		sqe = NULL;
-	else if ((sqe->flags & IB_SEND_FENCE) && qp->tx.orq_count)
+	else if (kiwi_sq_fenced(qp, sqe))
 		sqe = NULL;
 	else if (kiwi_wr_takes_ord(sqe->opcode) &&
 		 qp->tx.orq_count >= max(qp->ord, 1U))

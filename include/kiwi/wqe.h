@@ -39,7 +39,26 @@ enum kiwi_wqe_err {
 	KIWI_WQE_BAD_SGE_COUNT,	/* more SGEs than the queue or op allows */
 	KIWI_WQE_OUTSIDE_SLOT,	/* announced payload beyond the slot */
 	KIWI_WQE_LEN_OVERFLOW,	/* SGE lengths add up beyond 2^32 - 1 */
+	KIWI_WQE_BAD_ACCESS,	/* a bind asks for rights a window has not */
+	KIWI_WQE_BAD_STAG,	/* a bind's new STag is another window's */
+	KIWI_WQE_RANGE_WRAP,	/* a bind's addr + length wraps */
 };
+
+/*
+ * The access bits of struct kiwi_ubind: the kernel's IB_ACCESS_* values
+ * (kmod/sq.c checks that they agree), which are libibverbs' too.  A
+ * window grants remote rights only; LOCAL_WRITE is accepted, as the
+ * verbs pass the region's flags through, and means nothing here.
+ */
+#define KIWI_UBIND_LOCAL_WRITE		(1u << 0)
+#define KIWI_UBIND_REMOTE_WRITE		(1u << 1)
+#define KIWI_UBIND_REMOTE_READ		(1u << 2)
+#define KIWI_UBIND_REMOTE_ATOMIC	(1u << 3)
+#define KIWI_UBIND_ZERO_BASED		(1u << 5)
+#define KIWI_UBIND_ACCESS_ALL                                                \
+	(KIWI_UBIND_LOCAL_WRITE | KIWI_UBIND_REMOTE_WRITE |                   \
+	 KIWI_UBIND_REMOTE_READ | KIWI_UBIND_REMOTE_ATOMIC |                  \
+	 KIWI_UBIND_ZERO_BASED)
 
 /*
  * A send WQE header, already copied out of the ring.  @max_sge_op is
@@ -93,6 +112,40 @@ static inline enum kiwi_wqe_err kiwi_usge_total(const struct kiwi_usge *sge,
 		sum += sge[i].length;
 	}
 	*bytes = sum;
+	return KIWI_WQE_OK;
+}
+
+/*
+ * A BIND_MW WQE's payload, struct kiwi_ubind, fits in a slot of @stride
+ * bytes: it must before it is copied out.
+ */
+static inline bool kiwi_ubind_in_slot(__u32 stride)
+{
+	return stride >= sizeof(struct kiwi_usqe) + sizeof(struct kiwi_ubind);
+}
+
+/*
+ * A BIND_MW WQE, header and payload already copied out of the ring (the
+ * header passed kiwi_usqe_check() for an opcode without SGEs or inline
+ * data).  The header names the window (rkey), its new STag (inv_rkey)
+ * and where the window starts (raddr); the payload its length, the
+ * region's lkey and the rights.  What is checked here needs no kernel
+ * state: the rights are ones a window can have, the new STag keeps the
+ * window's index (only its key may change: an STag names one window),
+ * and the range does not wrap.  The kernel checks the rest: that the
+ * window and region exist and belong together, the window's type
+ * (zero-based and length 0 depend on it), that the key changes, and
+ * that the region holds the range.
+ */
+static inline enum kiwi_wqe_err kiwi_ubind_check(const struct kiwi_usqe *h,
+						 const struct kiwi_ubind *ub)
+{
+	if (ub->access & ~KIWI_UBIND_ACCESS_ALL)
+		return KIWI_WQE_BAD_ACCESS;
+	if ((h->inv_rkey >> 8) != (h->rkey >> 8))
+		return KIWI_WQE_BAD_STAG;
+	if (h->raddr + ub->length < h->raddr)
+		return KIWI_WQE_RANGE_WRAP;
 	return KIWI_WQE_OK;
 }
 

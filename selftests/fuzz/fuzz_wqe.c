@@ -14,6 +14,13 @@
  * announces copied once and checked -- and an accepted WQE must obey
  * the queue's limits: SGE count, inline length, lengths that add up
  * (compared with a 64-bit sum), and nothing read outside the slot.
+ *
+ * Byte 1's low two bits: 0 receive, 1 send, 3 READ, 2 BIND_MW.  A
+ * BIND_MW is loaded as kmod/sq.c loads one (a header without SGEs or
+ * inline data, then struct kiwi_ubind if the slot holds it), and
+ * kiwi_ubind_check() must accept exactly the binds whose rights are a
+ * window's, whose new STag keeps the window's index and whose range
+ * does not wrap (compared in 128 bits).
  */
 #include "fuzz.h"
 
@@ -74,6 +81,32 @@ static void send_wqe(const uint8_t *slot, const struct kiwi_wqe_limits *lim,
 	check_sges(sge, h.num_sge, lim->max_sge);
 }
 
+static void bind_wqe(const uint8_t *slot, const struct kiwi_wqe_limits *lim)
+{
+	struct kiwi_ubind ub;
+	struct kiwi_usqe h;
+	enum kiwi_wqe_err e;
+	bool ok;
+
+	memcpy(&h, slot, sizeof(h));
+	if (kiwi_usqe_check(&h, lim, 0, true))
+		return;
+	FUZZ_ASSERT(!h.num_sge && !(h.flags & KIWI_UWR_F_INLINE));
+	if (!kiwi_ubind_in_slot(lim->stride))
+		return;
+	FUZZ_ASSERT(sizeof(h) + sizeof(ub) <= lim->stride);
+	memcpy(&ub, slot + sizeof(h), sizeof(ub));
+	e = kiwi_ubind_check(&h, &ub);
+	ok = !(ub.access & ~(uint32_t)KIWI_UBIND_ACCESS_ALL) &&
+	     (h.inv_rkey >> 8) == (h.rkey >> 8) &&
+	     (unsigned __int128)h.raddr + ub.length <= UINT64_MAX;
+	FUZZ_ASSERT(ok == (e == KIWI_WQE_OK));
+	/* What the kernel may then rely on. */
+	if (e == KIWI_WQE_OK)
+		FUZZ_ASSERT(h.raddr + ub.length >= h.raddr &&
+			    !(ub.access & (1u << 4)));	/* no MW_BIND */
+}
+
 static void recv_wqe(const uint8_t *slot, const struct kiwi_wqe_limits *lim)
 {
 	struct kiwi_usge sge[KIWI_MAX_SGE];
@@ -90,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint32_t inline_sizes[] = { 0, 1, 16, 64, 100, 256 };
 	struct kiwi_wqe_limits lim;
-	bool send, is_read;
+	bool send, is_read, bind;
 	uint8_t *slot;
 	size_t have;
 
@@ -99,7 +132,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lim.max_sge = data[0] % (KIWI_MAX_SGE + 1);
 	lim.max_inline = inline_sizes[(data[0] >> 4) % 6];
 	send = data[1] & 1;
-	is_read = data[1] & 2;
+	is_read = (data[1] & 3) == 3;
+	bind = (data[1] & 3) == 2;
+	send |= bind;
 	if (!send)
 		lim.max_inline = 0;
 	lim.stride = send ? sq_stride(lim.max_sge, lim.max_inline) :
@@ -114,7 +149,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(slot, data + 2, have);
 	if (lim.stride >= (send ? sizeof(struct kiwi_usqe) :
 				   sizeof(struct kiwi_urqe))) {
-		if (send)
+		if (bind)
+			bind_wqe(slot, &lim);
+		else if (send)
 			send_wqe(slot, &lim, is_read);
 		else
 			recv_wqe(slot, &lim);

@@ -445,7 +445,8 @@ hw_test() {
 }
 
 # mw_conn: memory windows between kiwi0 and kiwi1 (type 1 and 2, zero-
-# based, local and remote invalidation, refused binds, QP-bound type 2).
+# based, local and remote invalidation, refused binds, QP-bound type 2,
+# a type 2 window whose QP was destroyed).
 # The READs through dead STags must draw the TERMINATE for an invalid
 # STag on op 1 (RDMAP layer 0, protection type 1, code 0x00), the WRITE
 # across the zero-based window's end the DDP tagged base-or-bounds one
@@ -458,7 +459,7 @@ mw_conn_test() {
 		return
 	fi
 	verbs_pair "$bin" 7181
-	pair_verdict "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2" \
+	pair_verdict "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2, type 2 of a destroyed QP" \
 		$PAIR_RC $PAIR_SRC
 	diag "$TMPD/cli" "$TMPD/srv"
 	# The server exited with two windows bound in a region.
@@ -473,6 +474,22 @@ mw_conn_test() {
 		m=${what#*:}
 		term_logged "mw_conn: ${what%%:*} -> TERMINATE ($m)" "$m"
 	done
+}
+
+# qp_reconnect: a QP from ibv_create_qp() connected by number through
+# rdma_cm, moved to RESET after the disconnect and connected again on
+# a new cm_id with another IRD/ORD (its inbound READ queue replaced),
+# three times, READs and SENDs checked each time.
+qp_reconnect_test() {
+	local bin=$GUEST_DIR/../../build/selftests/qp_reconnect
+	if [ ! -x "$bin" ]; then
+		notok "qp_reconnect: $bin not built"
+		return
+	fi
+	verbs_pair "$bin" 7183
+	pair_verdict "qp_reconnect: one QP, RESET between connections, IRD 2 -> 6 -> 2" \
+		$PAIR_RC $PAIR_SRC
+	diag "$TMPD/cli" "$TMPD/srv"
 }
 
 # mk_stat DEV COUNTER: a device counter (rdma statistic, port 1).
@@ -619,6 +636,7 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		imm) imm_conn_test ;;
 		atomic) atomic_conn_test ;;
 		mw) mw_conn_test ;;
+		reconnect) qp_reconnect_test ;;
 		ring) ring_conn_test ;;
 		counters) counters_test ;;
 		attrs) res_attr_test ;;
@@ -630,7 +648,7 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, ring, counters, attrs, hw, markers, markers_smoke, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, rping, perf)" ;;
 		esac
 	done
 	tap_end
@@ -651,6 +669,7 @@ ring_conn_test
 imm_conn_test
 atomic_conn_test
 mw_conn_test
+qp_reconnect_test
 markers_smoke
 refused_test
 busy_port_test

@@ -35,6 +35,12 @@
  *    through it over a second connection (scenario 8, same PD) is
  *    refused, on its own connection it works.  Before it, a type 1 bind
  *    of length 0 unbinds a window, and its region deregisters.
+ *  9 a type 2 window outlives its QP: bound on this connection and read
+ *    through once, then the server disconnects and destroys the QP.  The
+ *    window stays bound to the dead QP (as in rxe: nothing but
+ *    ibv_dealloc_mw frees it), so ibv_dereg_mr of its region is still
+ *    EBUSY; a READ of its STag over a new connection (scenario 10, same
+ *    PD) is refused; then ibv_dealloc_mw and ibv_dereg_mr succeed.
  * The client also checks max_mw > 0 and IBV_DEVICE_MEM_WINDOW.  The
  * server exits with a type 1 and a type 2 window still bound in a
  * region it never deregisters: closing the device must free all three
@@ -55,7 +61,7 @@
 #define CM_PAIR_PROG "mw_conn"
 #include "cm_pair.h"
 
-#define NSCEN		7	/* scenarios the client runs (8 is a probe) */
+#define NSCEN		8	/* scenarios the client runs (8, 10: probes) */
 #define NRECV		4
 #define BUF		16384
 #define WR_RECV		1000	/* + slot */
@@ -495,6 +501,44 @@ static void srv_qp_bound(struct conn *c, struct rdma_cm_id *listen)
 	fprintf(stderr, "mw_conn server: type 2 window usable from its own QP only\n");
 }
 
+/*
+ * The window's QP goes first: kiwi names the QP of a type 2 window by a
+ * token that no later QP has, so the window keeps no QP alive and no
+ * QP's memory is looked at for it; a READ over any other QP is refused.
+ */
+static void srv_qp_gone(struct conn *c, struct rdma_cm_id *listen)
+{
+	struct rdma_conn_param cp = { .responder_resources = 4,
+				      .initiator_depth = 4 };
+	struct ibv_mr *mr = region(IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = window(IBV_MW_TYPE_2);
+	struct conn probe = { 0 };
+	int rv;
+
+	memset(sbuf, 'G', 4096);
+	bind2(c, mw, mr, (uintptr_t)sbuf, 4096, IBV_ACCESS_REMOTE_READ);
+	tell(c, mw->rkey, (uintptr_t)sbuf, 4096, 0, 0);
+	recv_msg(c, M_DONE);
+	rdma_disconnect(c->id);		/* the QP must be closed to go */
+	rdma_destroy_qp(c->id);
+	c->qx = NULL;
+	rv = ibv_dereg_mr(mr);
+	if (rv != EBUSY)
+		DIE("dereg_mr, window bound to a destroyed QP: %d (%s), want EBUSY",
+		    rv, strerror(rv));
+	/* The client connects again only now, on a QP of the same PD. */
+	if (rdma_get_request(listen, &probe.id))
+		DIE("get_request (probe): %s", strerror(errno));
+	make_qp(&probe);
+	if (rdma_accept(probe.id, &cp))
+		DIE("accept (probe): %s", strerror(errno));
+	wait_dead(&probe, "type 2 window of a destroyed QP refused");
+	release(mw, mr);
+	rdma_disconnect(probe.id);
+	fprintf(stderr, "mw_conn server: type 2 window outlives its QP, refused, dealloc and dereg ok\n");
+}
+
 static int server(const char *addr, const char *port, bool hold)
 {
 	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
@@ -536,9 +580,12 @@ static int server(const char *addr, const char *port, bool hold)
 					 "REMOTE_WRITE window, region not writable");
 			break;
 		case 7: srv_qp_bound(c, listen); break;
+		case 9: srv_qp_gone(c, listen); break;
 		default: DIE("scenario %u", scen);
 		}
-		rdma_disconnect(c->id);
+		/* Synchronous: it waits for the event, which comes once. */
+		if (scen != 9)
+			rdma_disconnect(c->id);
 	}
 	if (hold) {	/* abuse.sh unloads kiwi under us */
 		fprintf(stderr, "mw_conn server: holding\n");
@@ -696,6 +743,19 @@ static void cli_qp_bound(struct conn *c, const char *addr, const char *port)
 	rdma_disconnect(probe->id);
 }
 
+static void cli_qp_gone(struct conn *c, const char *addr, const char *port)
+{
+	struct msg m = recv_msg(c, M_INFO);
+	struct conn *probe;
+
+	read_ok(c, m.addr, m.rkey, 4096, 'G', "type 2 window before its QP goes");
+	done(c);
+	/* Accepted only once the server destroyed the window's QP. */
+	probe = connect_one(addr, port, 10);
+	read_refused(probe, m.addr, m.rkey, "type 2 window of a destroyed QP");
+	rdma_disconnect(probe->id);
+}
+
 static void check_attrs(struct ibv_context *ctx)
 {
 	struct ibv_device_attr da;
@@ -712,11 +772,15 @@ static void check_attrs(struct ibv_context *ctx)
 
 static int client(const char *addr, const char *port)
 {
-	uint32_t s;
+	static const uint32_t scens[NSCEN] = { 1, 2, 3, 4, 5, 6, 7, 9 };
+	uint32_t i, s;
 
 	cm_pair_role = "client";
-	for (s = 1; s <= NSCEN; s++) {
-		struct conn *c = connect_one(addr, port, s);
+	for (i = 0; i < NSCEN; i++) {
+		struct conn *c;
+
+		s = scens[i];
+		c = connect_one(addr, port, s);
 
 		if (s == 1)
 			check_attrs(c->id->verbs);
@@ -728,6 +792,7 @@ static int client(const char *addr, const char *port)
 		case 5: wait_dead(c, "server's bind without MW_BIND"); break;
 		case 6: wait_dead(c, "server's bind beyond the region's rights"); break;
 		case 7: cli_qp_bound(c, addr, port); break;
+		case 9: cli_qp_gone(c, addr, port); break;
 		}
 		rdma_disconnect(c->id);
 		fprintf(stderr, "mw_conn client: scenario %u ok\n", s);
