@@ -281,6 +281,27 @@ static struct rdma_conn_param conn_param(uint32_t round)
 	return cp;
 }
 
+/*
+ * Before each round's connect or accept: the QP (and its receive
+ * region) made on the first, on @id's device, and moved to INIT; the
+ * round's connection parameters.
+ */
+static struct rdma_conn_param round_setup(struct rdma_cm_id *id,
+					  uint32_t round)
+{
+	if (!qp) {
+		make_qp(id->verbs);
+		rmr = ibv_reg_mr(pd, rbuf, sizeof(rbuf),
+				 IBV_ACCESS_LOCAL_WRITE);
+		if (!rmr)
+			DIE("reg_mr: %s", strerror(errno));
+	}
+	if (id->verbs != qp->context)
+		DIE("round %u: another device context", round);
+	qp_init();
+	return conn_param(round);
+}
+
 static int server(const char *addr, const char *port)
 {
 	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
@@ -297,17 +318,7 @@ static int server(const char *addr, const char *port)
 		if (rdma_get_request(listen, &id))
 			DIE("round %u: get_request: %s", round,
 			    strerror(errno));
-		if (!qp) {
-			make_qp(id->verbs);
-			rmr = ibv_reg_mr(pd, rbuf, sizeof(rbuf),
-					 IBV_ACCESS_LOCAL_WRITE);
-			if (!rmr)
-				DIE("reg_mr: %s", strerror(errno));
-		}
-		if (id->verbs != qp->context)
-			DIE("round %u: another device context", round);
-		qp_init();
-		cp = conn_param(round);
+		cp = round_setup(id, round);
 		if (rdma_accept(id, &cp))
 			DIE("round %u: accept with QP %u: %s", round,
 			    qp->qp_num, strerror(errno));
@@ -332,17 +343,7 @@ static int client(const char *addr, const char *port)
 		if (rdma_create_ep(&id, res, NULL, NULL))
 			DIE("round %u: create_ep: %s", round, strerror(errno));
 		rdma_freeaddrinfo(res);
-		if (!qp) {
-			make_qp(id->verbs);
-			rmr = ibv_reg_mr(pd, rbuf, sizeof(rbuf),
-					 IBV_ACCESS_LOCAL_WRITE);
-			if (!rmr)
-				DIE("reg_mr: %s", strerror(errno));
-		}
-		if (id->verbs != qp->context)
-			DIE("round %u: another device context", round);
-		qp_init();
-		cp = conn_param(round);
+		cp = round_setup(id, round);
 		if (rdma_connect(id, &cp))
 			DIE("round %u: connect with QP %u: %s", round,
 			    qp->qp_num, strerror(errno));
