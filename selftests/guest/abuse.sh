@@ -56,6 +56,23 @@
 #                 mpa_rejects_sent, cm_half_open_refused), and afterwards the endpoints
 #                 (/sys/module/kiwi/parameters/cm_endpoints) and kernel
 #                 TCP sockets are back where they were
+#   resp_*        kiwi as MPA initiator (victim -c on kiwi0) against
+#                 fpdu_peer -l, a hostile MPA responder: a good RFC 6581
+#                 reply (the agreed zero-length WRITE or READ RTR and
+#                 nothing else), a revision 1 reply (no RTR at all), a
+#                 READ RTR answered with data (TERMINATE), and replies
+#                 that must fail the connect -- an RTR kind not offered
+#                 (p2p_rtr=write, the reply picks READ), two RTR kinds,
+#                 no reply (MPA timeout 2 s), the request's key,
+#                 revision 3, enhanced without room for IRD/ORD, 513
+#                 bytes of private data, 200 announced but 19 sent, the
+#                 Reject bit (its private data reaches the consumer):
+#                 the CM event due (REJECTED, UNREACHABLE), within a
+#                 bound, and nothing left afterwards (as hs_*)
+#   p2p_send_rtr, p2p_send_rtr_payload  kiwi as responder to a
+#                 peer-to-peer initiator with a SEND RTR: zero-length, it
+#                 takes no receive (a READ after it is served); with
+#                 payload, TERMINATE MPA / no matching RTR (0x07)
 #   cq_overflow   a requester whose send CQ holds one entry posts 8
 #                 signaled WRITEs and never polls: IBV_EVENT_CQ_ERR, and
 #                 the QP fails (IBV_EVENT_QP_FATAL, ERR) instead of losing
@@ -255,6 +272,90 @@ case_handshakes() {
 	echo 256 >$P/max_half_open
 	echo 10000 >$P/mpa_timeout_ms
 	rping_test "after the handshake abuse" $SRV 4096 20
+}
+
+# ---- kiwi as MPA initiator against a hostile responder ----
+
+RSPORT=7470
+
+# resp_case NAME MODE CLIENT_ARGS DESCRIPTION [COUNTER]: fpdu_peer -l
+# listens in kwb and answers kiwi's MPA request as MODE says; victim -c
+# (kiwi0, in kwa) connects and wants the CM event CLIENT_ARGS name.
+# Afterwards the endpoints and TCP sockets must be back where they were
+# and no kiwi QP left (within 15 s: leak_left); with COUNTER that device
+# counter must have grown.
+resp_case() {
+	local name=$1 mode=$2 cargs=$3 desc=$4 ctr=${5:-} port=$RSPORT
+	local ppid prc=0 vrc=0 before why
+	RSPORT=$((RSPORT + 1))
+	leak_mark
+	[ -z "$ctr" ] || before=$(stat $ctr)
+	B timeout 40 "$BIN/fpdu_peer" -l -a $SRV -p $port -m "$mode" -s 8 \
+		>"$TMPD/p" 2>&1 &
+	ppid=$!
+	wait_port $SRV $port
+	# shellcheck disable=SC2086
+	A timeout 30 "$BIN/victim" -a $SRV -p $port -t 10 $cargs \
+		>"$TMPD/v" 2>&1 || vrc=$?
+	wait $ppid || prc=$?
+	why=$(leak_left 15)
+	grep -hE 'cm event|TERMINATE|RTR|connection ended' "$TMPD/v" "$TMPD/p" |
+		sed 's/^# */# /'
+	[ -z "$why" ] || prc=1
+	if [ -n "$ctr" ]; then
+		why="$why$(counted $ctr "$before")"
+		[ -z "$(counted $ctr "$before")" ] || prc=1
+	fi
+	verdict "$name: $desc$why" $((prc | vrc)) "$TMPD/p" "$TMPD/v"
+}
+
+case_responder() {
+	local P=/sys/module/kiwi/parameters t0 rtr0 to0
+	t0=$SECONDS
+	rtr0=$(cat $P/p2p_rtr)
+	to0=$(cat $P/mpa_timeout_ms)
+	echo 2000 >$P/mpa_timeout_ms
+	resp_case resp_ok rep_ok "-c established" \
+		"a good RFC 6581 reply: kiwi connects, sends its zero-length WRITE RTR and nothing else; the peer's FIN ends it" \
+		"kiwi0 cm_established"
+	resp_case resp_rev1 rep_rev1 "-c established" \
+		"an MPA revision 1 reply (no RFC 6581 data) to a peer-to-peer request: kiwi connects and sends no RTR"
+	echo read >$P/p2p_rtr
+	resp_case resp_ok_read rep_ok "-c established" \
+		"p2p_rtr=read: kiwi's zero-length READ RTR, answered with a zero-length READ Response, and nothing else"
+	resp_case resp_read_rtr_payload rep_read_rtr_payload "-c established" \
+		"the READ RTR answered with 16 bytes: TERMINATE RDMAP unexpected opcode" \
+		"kiwi0 terminate_sent_rdmap"
+	echo write >$P/p2p_rtr
+	resp_case resp_rtr_unoffered rep_rtr_unoffered "-c rejected -w 5000" \
+		"p2p_rtr=write, the reply picks a READ RTR: kiwi refuses (REJECTED), resets, keeps nothing"
+	resp_case resp_rtr_two rep_rtr_two "-c rejected -w 5000" \
+		"a reply picking two RTR kinds: REJECTED, nothing kept"
+	echo "$rtr0" >$P/p2p_rtr
+	resp_case resp_silent rep_silent "-c unreachable -w 6000" \
+		"a responder that never replies: UNREACHABLE by the MPA timeout (2 s), nothing kept" \
+		"kiwi0 cm_timeouts"
+	resp_case resp_bad_key rep_bad_key "-c rejected -w 5000" \
+		"a reply with the request's key: REJECTED, nothing kept"
+	resp_case resp_bad_rev rep_bad_rev "-c rejected -w 5000" \
+		"a reply of MPA revision 3: REJECTED, nothing kept"
+	resp_case resp_enh_short rep_enh_short "-c rejected -w 5000" \
+		"an enhanced reply with 2 bytes of private data (no room for IRD/ORD): REJECTED, nothing kept"
+	resp_case resp_pd_long rep_pd_long "-c rejected -w 5000" \
+		"a reply announcing 513 bytes of private data (limit 512): REJECTED on the header, nothing kept"
+	resp_case resp_pd_short rep_pd_short "-c unreachable -w 6000" \
+		"a reply announcing 200 bytes of private data, sending 19: UNREACHABLE by the MPA timeout, nothing kept"
+	resp_case resp_reject rep_reject "-c rejected -w 5000 -P fpdu_peer_says_no" \
+		"a reply with the Reject bit: REJECTED with the peer's private data" \
+		"kiwi0 mpa_rejects_received"
+	echo "$to0" >$P/mpa_timeout_ms
+	# kiwi as responder to a peer-to-peer initiator with a SEND RTR.
+	peer_case p2p_send_rtr 7490 "" "-m p2p_send_rtr" \
+		"a zero-length SEND RTR takes no receive; a READ after it is served"
+	peer_case p2p_send_rtr_payload 7491 "" "-m p2p_send_rtr_payload" \
+		"a SEND RTR with 16 bytes of payload: TERMINATE MPA/no matching RTR (0x07)" \
+		fpdu_peer "kiwi1 terminate_sent_mpa"
+	echo "# case_responder: $((SECONDS - t0)) s"
 }
 
 # Half-open connections still up when the module goes: then one byte on
@@ -852,6 +953,7 @@ only peer_case interleave 7408 "-i 4" "-m interleave" \
 	fpdu_peer "kiwi1 read_requests_served"
 only case_peer_scenarios
 only case_handshakes
+only case_responder
 only case_markers
 only peer_case cq_overflow 7404 "" "" \
 	"8 signaled WRITEs into a 1-entry CQ: CQ_ERR, then the QP fails (QP_FATAL, ERR)" \
