@@ -1283,18 +1283,15 @@ static int await_rtr(uint16_t rtr)
 		{ KIWI_MPA_RTR_READ, KIWI_OP_READ_REQ },
 		{ KIWI_MPA_RTR_SEND, KIWI_OP_SEND },
 	};
-	uint32_t len, want_len = 0;
+	uint32_t len;
 	int op, want = -1;
 	size_t i;
 
 	for (i = 0; i < 3; i++)
 		if (ops[i].kind == rtr)
 			want = ops[i].op;
-	if (want == KIWI_OP_READ_REQ)
-		want_len = sizeof(struct kiwi_read_req);
 	op = recv_fpdu(5000, &len);
-	if (op != want ||
-	    len + KIWI_MPA_HDR_LEN != kiwi_hdr_len(op) + want_len) {
+	if (op != want || len + KIWI_MPA_HDR_LEN != kiwi_hdr_len(op)) {
 		printf("fpdu_peer: FAILED the RTR: want opcode %d of no payload, got %s (opcode %d, ULPDU %u)\n",
 		       want, op < 0 ? got_str(op) : "an FPDU", op, len);
 		return 1;
@@ -1348,8 +1345,9 @@ static int rep_good(bool rev1, int secs)
 		answer_read_rtr(0);
 	got = recv_fpdu(1000, &len);
 	if (got != GOT_TIMEOUT) {
-		printf("fpdu_peer: FAILED after the %s, kiwi sent %s (opcode %d)\n",
-		       rtr ? "RTR" : "revision 1 reply", got_str(got), got);
+		printf("fpdu_peer: FAILED after the %s, kiwi sent %s (opcode %d, ULPDU %u)\n",
+		       rtr ? "RTR" : "revision 1 reply",
+		       got < 0 ? got_str(got) : "an FPDU", got, len);
 		return 1;
 	}
 	printf("# nothing more from kiwi; FIN\n");

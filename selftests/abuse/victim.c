@@ -217,7 +217,9 @@ static int client(const struct sockaddr_in *sin, const char *want,
 	if (ok && pd && t == RDMA_CM_EVENT_REJECTED &&
 	    (ev->param.conn.private_data_len < strlen(pd) ||
 	     memcmp(ev->param.conn.private_data, pd, strlen(pd)))) {
-		printf("# the reject's private data is not \"%s\"\n", pd);
+		printf("# the reject's private data is not \"%s\": \"%.*s\"\n",
+		       pd, (int)ev->param.conn.private_data_len,
+		       (const char *)ev->param.conn.private_data);
 		ok = false;
 	}
 	rdma_ack_cm_event(ev);

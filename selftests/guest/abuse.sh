@@ -286,14 +286,18 @@ RSPORT=7470
 # counter must have grown.
 resp_case() {
 	local name=$1 mode=$2 cargs=$3 desc=$4 ctr=${5:-} port=$RSPORT
-	local ppid prc=0 vrc=0 before why
+	local ppid prc=0 vrc=0 before why s0=$SECONDS
 	RSPORT=$((RSPORT + 1))
 	leak_mark
 	[ -z "$ctr" ] || before=$(stat $ctr)
 	B timeout 40 "$BIN/fpdu_peer" -l -a $SRV -p $port -m "$mode" -s 8 \
 		>"$TMPD/p" 2>&1 &
 	ppid=$!
-	wait_port $SRV $port
+	# It says so once it listens (quicker than wait_port's polling).
+	for _ in $(seq 1 100); do
+		grep -q '^# listening' "$TMPD/p" && break
+		sleep 0.1
+	done
 	# shellcheck disable=SC2086
 	A timeout 30 "$BIN/victim" -a $SRV -p $port -t 10 $cargs \
 		>"$TMPD/v" 2>&1 || vrc=$?
@@ -301,6 +305,7 @@ resp_case() {
 	why=$(leak_left 15)
 	grep -hE 'cm event|TERMINATE|RTR|connection ended' "$TMPD/v" "$TMPD/p" |
 		sed 's/^# */# /'
+	echo "# $name: $((SECONDS - s0)) s"
 	[ -z "$why" ] || prc=1
 	if [ -n "$ctr" ]; then
 		why="$why$(counted $ctr "$before")"
