@@ -1168,7 +1168,8 @@ static int p2p_send_rtr(bool payload)
 				   TERM(KIWI_TL_LLP, 0,
 					KIWI_LC_NO_MATCHING_RTR));
 	send_read_req(1, 64, v_rkey(), v_addr());
-	got = await_terminate(3000, &resp);
+	/* A TERMINATE for the RTR would come before the READ Response. */
+	got = await_terminate(1000, &resp);
 	if (got != GOT_TIMEOUT || resp != 1 || resp_len != 64 ||
 	    resp_data[0] != PAT_VICTIM || resp_data[63] != PAT_VICTIM) {
 		printf("fpdu_peer: FAILED after a zero-length SEND RTR: %s, %d READ responses of %u bytes\n",
@@ -1183,18 +1184,11 @@ static int p2p_send_rtr(bool payload)
 
 static struct kiwi_mpa_info kreq;	/* kiwi's MPA request */
 
-/*
- * -l: listen on @sin, take one connection (within 30 s) and read its
- * MPA request, which must be well formed.
- */
-static void accept_one(const struct sockaddr_in *sin)
+/* -l: the listening socket. */
+static int listen_on(const struct sockaddr_in *sin)
 {
-	struct pollfd pfd = { .events = POLLIN };
-	uint8_t pd[KIWI_MPA_MAX_PD];
-	struct kiwi_mpa_rr rr;
-	int lfd, one = 1;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (lfd < 0)
 		die("socket");
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -1203,11 +1197,23 @@ static void accept_one(const struct sockaddr_in *sin)
 		die("listen");
 	printf("# listening on port %d\n", ntohs(sin->sin_port));
 	fflush(stdout);
-	pfd.fd = lfd;
+	return lfd;
+}
+
+/*
+ * Take one connection on @lfd (within 30 s) and read its MPA request,
+ * which must be well formed.
+ */
+static void accept_one(int lfd)
+{
+	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+	uint8_t pd[KIWI_MPA_MAX_PD];
+	struct kiwi_mpa_rr rr;
+	int one = 1;
+
 	if (poll(&pfd, 1, 30000) != 1)
 		die("no connection from kiwi within 30 s");
 	fd = accept(lfd, NULL, NULL);
-	close(lfd);
 	if (fd < 0)
 		die("accept");
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -1439,6 +1445,34 @@ static int responder(const char *mode, int secs)
 	return await_close(secs);
 }
 
+/*
+ * -l -m MODE,MODE,...: one connection per mode, in turn, each ending in
+ * "fpdu_peer: MODE ok" (or FAILED); "fpdu_peer: ok" if all were.
+ */
+static int responder_list(const struct sockaddr_in *sin, char *modes,
+			  int secs)
+{
+	int lfd = listen_on(sin), bad = 0, rv;
+	char *m, *save;
+
+	for (m = strtok_r(modes, ",", &save); m;
+	     m = strtok_r(NULL, ",", &save)) {
+		printf("# == %s\n", m);
+		accept_one(lfd);
+		rv = responder(m, secs);
+		printf("fpdu_peer: %s %s\n", m, rv ? "FAILED" : "ok");
+		fflush(stdout);
+		close(fd);
+		fd = -1;
+		connected = false;
+		bad += rv;
+	}
+	close(lfd);
+	if (!bad)
+		printf("fpdu_peer: ok\n");
+	return bad ? 1 : 0;
+}
+
 static bool is_responder_mode(const char *m)
 {
 	static const char *const modes[] = {
@@ -1447,11 +1481,11 @@ static bool is_responder_mode(const char *m)
 		"rep_bad_key", "rep_bad_rev", "rep_enh_short", "rep_pd_long",
 		"rep_pd_short",
 	};
-	size_t i;
+	size_t len = strcspn(m, ","), i;
 
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (!strcmp(m, modes[i]))
-			return true;
+		if (strlen(modes[i]) == len && !strncmp(m, modes[i], len))
+			return !m[len] || is_responder_mode(m + len + 1);
 	return false;
 }
 
@@ -1497,7 +1531,7 @@ int main(int argc, char **argv)
 		size_t i;
 
 		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\n"
-			"       fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE [-s SECS]\n"
+			"       fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE[,rep_MODE...] [-s SECS]\n"
 			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok interleave p2p_send_rtr p2p_send_rtr_payload");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
@@ -1506,14 +1540,8 @@ int main(int argc, char **argv)
 	}
 	kiwi_crc_tab_init(&crc_tab);
 	sin.sin_port = htons(port);
-	if (rep) {
-		accept_one(&sin);
-		rv = responder(mode, secs);
-		if (!rv)
-			printf("fpdu_peer: ok\n");
-		close(fd);
-		return rv;
-	}
+	if (rep)
+		return responder_list(&sin, strdup(mode), secs);
 	if (!strcmp(mode, "flood") || !strcmp(mode, "hold"))
 		return many(&sin, count, !strcmp(mode, "hold"));
 	fd = socket(AF_INET, SOCK_STREAM, 0);

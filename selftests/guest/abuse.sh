@@ -67,8 +67,10 @@
 #                 revision 3, enhanced without room for IRD/ORD, 513
 #                 bytes of private data, 200 announced but 19 sent, the
 #                 Reject bit (its private data reaches the consumer):
-#                 the CM event due (REJECTED, UNREACHABLE), within a
-#                 bound, and nothing left afterwards (as hs_*)
+#                 the CM event due (REJECTED, UNREACHABLE) within 6 s,
+#                 the endpoints and TCP sockets back where they were
+#                 after each, and no kiwi QP left after all
+#                 (resp_nothing_left)
 #   p2p_send_rtr, p2p_send_rtr_payload  kiwi as responder to a
 #                 peer-to-peer initiator with a SEND RTR: zero-length, it
 #                 takes no receive (a READ after it is served); with
@@ -278,19 +280,31 @@ case_handshakes() {
 
 RSPORT=7470
 
-# resp_case NAME MODE CLIENT_ARGS DESCRIPTION [COUNTER]: fpdu_peer -l
-# listens in kwb and answers kiwi's MPA request as MODE says; victim -c
-# (kiwi0, in kwa) connects and wants the CM event CLIENT_ARGS name.
-# Afterwards the endpoints and TCP sockets must be back where they were
-# and no kiwi QP left (within 15 s: leak_left); with COUNTER that device
-# counter must have grown.
-resp_case() {
-	local name=$1 mode=$2 cargs=$3 desc=$4 ctr=${5:-} port=$RSPORT
-	local ppid prc=0 vrc=0 before why s0=$SECONDS
+# resp_batch ENTRY...: each ENTRY "NAME|MODE|WANT|DESCRIPTION|COUNTER":
+# fpdu_peer -l (kwb) answers kiwi's MPA requests, one connection per
+# entry, as MODE says; victim -c (kiwi0, in kwa) makes them in turn and
+# wants the CM event WANT (victim.c: WANT[/PDATA]) within 6 s, and kiwi's
+# endpoints and the TCP sockets back where they were after each.  One
+# TAP line per entry; with COUNTER ("DEV NAME") that device counter must
+# have grown over the batch.  Two processes per batch, not per entry:
+# in a loaded TCG guest starting them costs seconds.
+resp_batch() {
+	local port=$RSPORT modes='' wants='' e name mode want desc ctr i rc why
+	local ppid prc=0 vrc=0 s0=$SECONDS
+	local -a names=() pmodes=() descs=() ctrs=() befores=()
 	RSPORT=$((RSPORT + 1))
-	leak_mark
-	[ -z "$ctr" ] || before=$(stat $ctr)
-	B timeout 40 "$BIN/fpdu_peer" -l -a $SRV -p $port -m "$mode" -s 8 \
+	for e in "$@"; do
+		IFS='|' read -r name mode want desc ctr <<<"$e"
+		names+=("$name")
+		pmodes+=("$mode")
+		descs+=("$desc")
+		ctrs+=("$ctr")
+		# shellcheck disable=SC2086
+		befores+=("$([ -z "$ctr" ] || stat $ctr)")
+		modes=${modes:+$modes,}$mode
+		wants=${wants:+$wants,}$want
+	done
+	B timeout 150 "$BIN/fpdu_peer" -l -a $SRV -p "$port" -m "$modes" -s 8 \
 		>"$TMPD/p" 2>&1 &
 	ppid=$!
 	# It says so once it listens (quicker than wait_port's polling).
@@ -298,62 +312,63 @@ resp_case() {
 		grep -q '^# listening' "$TMPD/p" && break
 		sleep 0.1
 	done
-	# shellcheck disable=SC2086
-	A timeout 30 "$BIN/victim" -a $SRV -p $port -t 10 $cargs \
-		>"$TMPD/v" 2>&1 || vrc=$?
+	A timeout 140 "$BIN/victim" -a $SRV -p "$port" -t 10 -w 6000 \
+		-c "$wants" >"$TMPD/v" 2>&1 || vrc=$?
 	wait $ppid || prc=$?
-	why=$(leak_left 15)
-	grep -hE 'cm event|TERMINATE|RTR|connection ended' "$TMPD/v" "$TMPD/p" |
-		sed 's/^# */# /'
-	echo "# $name: $((SECONDS - s0)) s"
-	[ -z "$why" ] || prc=1
-	if [ -n "$ctr" ]; then
-		why="$why$(counted $ctr "$before")"
-		[ -z "$(counted $ctr "$before")" ] || prc=1
-	fi
-	verdict "$name: $desc$why" $((prc | vrc)) "$TMPD/p" "$TMPD/v"
+	echo "# resp batch of ${#names[@]}: $((SECONDS - s0)) s (peer exit $prc, victim exit $vrc)"
+	for i in "${!names[@]}"; do
+		rc=0
+		why=
+		grep -q "^fpdu_peer: ${pmodes[$i]} ok" "$TMPD/p" || rc=1
+		grep -q "^victim: \[$((i + 1))\] .* ok" "$TMPD/v" || rc=1
+		if [ -n "${ctrs[$i]}" ]; then
+			# shellcheck disable=SC2086
+			why=$(counted ${ctrs[$i]} "${befores[$i]}")
+			[ -z "$why" ] || rc=1
+		fi
+		# This connection's lines: the victim's [N], the peer's section.
+		grep "\[$((i + 1))\]" "$TMPD/v" >"$TMPD/v1"
+		awk -v m="${pmodes[$i]}" '$0 == "# == " m { on = 1 }
+			on { print } on && /^fpdu_peer: / { exit }' \
+			"$TMPD/p" >"$TMPD/p1"
+		grep -hE 'cm event|TERMINATE|RTR|connection ended' \
+			"$TMPD/v1" "$TMPD/p1" | sed 's/^# */# /'
+		verdict "${names[$i]}: ${descs[$i]}$why" $rc "$TMPD/p1" "$TMPD/v1"
+	done
+	# The whole output, if a program failed outside any one connection.
+	[ $((prc | vrc)) -eq 0 ] || tail -n 20 "$TMPD/p" "$TMPD/v" | diag
 }
 
 case_responder() {
-	local P=/sys/module/kiwi/parameters t0 rtr0 to0
-	t0=$SECONDS
+	local P=/sys/module/kiwi/parameters t0=$SECONDS rtr0 to0 why
+	leak_mark
 	rtr0=$(cat $P/p2p_rtr)
 	to0=$(cat $P/mpa_timeout_ms)
 	echo 2000 >$P/mpa_timeout_ms
-	resp_case resp_ok rep_ok "-c established" \
-		"a good RFC 6581 reply: kiwi connects, sends its zero-length WRITE RTR and nothing else; the peer's FIN ends it" \
-		"kiwi0 cm_established"
-	resp_case resp_rev1 rep_rev1 "-c established" \
-		"an MPA revision 1 reply (no RFC 6581 data) to a peer-to-peer request: kiwi connects and sends no RTR"
+	resp_batch \
+		"resp_ok|rep_ok|established|a good RFC 6581 reply: kiwi connects, sends its zero-length WRITE RTR and nothing else; the peer's FIN ends it|kiwi0 cm_established" \
+		"resp_rev1|rep_rev1|established|an MPA revision 1 reply (no RFC 6581 data) to a peer-to-peer request: kiwi connects and sends no RTR|" \
+		"resp_rtr_two|rep_rtr_two|rejected|a reply picking two RTR kinds: REJECTED, nothing kept|" \
+		"resp_silent|rep_silent|unreachable|a responder that never replies: UNREACHABLE by the MPA timeout (2 s), nothing kept|kiwi0 cm_timeouts" \
+		"resp_bad_key|rep_bad_key|rejected|a reply with the request's key: REJECTED, nothing kept|" \
+		"resp_bad_rev|rep_bad_rev|rejected|a reply of MPA revision 3: REJECTED, nothing kept|" \
+		"resp_enh_short|rep_enh_short|rejected|an enhanced reply with 2 bytes of private data (no room for IRD/ORD): REJECTED, nothing kept|" \
+		"resp_pd_long|rep_pd_long|rejected|a reply announcing 513 bytes of private data (limit 512): REJECTED on the header, nothing kept|" \
+		"resp_pd_short|rep_pd_short|unreachable|a reply announcing 200 bytes of private data, sending 19: UNREACHABLE by the MPA timeout, nothing kept|" \
+		"resp_reject|rep_reject|rejected/fpdu_peer_says_no|a reply with the Reject bit: REJECTED with the peer's private data|kiwi0 mpa_rejects_received"
 	echo read >$P/p2p_rtr
-	resp_case resp_ok_read rep_ok "-c established" \
-		"p2p_rtr=read: kiwi's zero-length READ RTR, answered with a zero-length READ Response, and nothing else"
-	resp_case resp_read_rtr_payload rep_read_rtr_payload "-c established" \
-		"the READ RTR answered with 16 bytes: TERMINATE RDMAP unexpected opcode" \
-		"kiwi0 terminate_sent_rdmap"
+	resp_batch \
+		"resp_ok_read|rep_ok|established|p2p_rtr=read: kiwi's zero-length READ RTR, answered with a zero-length READ Response, and nothing else|" \
+		"resp_read_rtr_payload|rep_read_rtr_payload|established|the READ RTR answered with 16 bytes: TERMINATE RDMAP unexpected opcode|kiwi0 terminate_sent_rdmap"
 	echo write >$P/p2p_rtr
-	resp_case resp_rtr_unoffered rep_rtr_unoffered "-c rejected -w 5000" \
-		"p2p_rtr=write, the reply picks a READ RTR: kiwi refuses (REJECTED), resets, keeps nothing"
-	resp_case resp_rtr_two rep_rtr_two "-c rejected -w 5000" \
-		"a reply picking two RTR kinds: REJECTED, nothing kept"
+	resp_batch \
+		"resp_rtr_unoffered|rep_rtr_unoffered|rejected|p2p_rtr=write, the reply picks a READ RTR: kiwi refuses (REJECTED), resets, keeps nothing|"
 	echo "$rtr0" >$P/p2p_rtr
-	resp_case resp_silent rep_silent "-c unreachable -w 6000" \
-		"a responder that never replies: UNREACHABLE by the MPA timeout (2 s), nothing kept" \
-		"kiwi0 cm_timeouts"
-	resp_case resp_bad_key rep_bad_key "-c rejected -w 5000" \
-		"a reply with the request's key: REJECTED, nothing kept"
-	resp_case resp_bad_rev rep_bad_rev "-c rejected -w 5000" \
-		"a reply of MPA revision 3: REJECTED, nothing kept"
-	resp_case resp_enh_short rep_enh_short "-c rejected -w 5000" \
-		"an enhanced reply with 2 bytes of private data (no room for IRD/ORD): REJECTED, nothing kept"
-	resp_case resp_pd_long rep_pd_long "-c rejected -w 5000" \
-		"a reply announcing 513 bytes of private data (limit 512): REJECTED on the header, nothing kept"
-	resp_case resp_pd_short rep_pd_short "-c unreachable -w 6000" \
-		"a reply announcing 200 bytes of private data, sending 19: UNREACHABLE by the MPA timeout, nothing kept"
-	resp_case resp_reject rep_reject "-c rejected -w 5000 -P fpdu_peer_says_no" \
-		"a reply with the Reject bit: REJECTED with the peer's private data" \
-		"kiwi0 mpa_rejects_received"
 	echo "$to0" >$P/mpa_timeout_ms
+	why=$(leak_left 15)
+	verdict "resp_nothing_left: after the resp_* connections, no endpoint, TCP socket or kiwi QP of them is left$why" \
+		"$([ -z "$why" ]; echo $?)" /dev/null
+	echo "# resp_*: $((SECONDS - t0)) s"
 	# kiwi as responder to a peer-to-peer initiator with a SEND RTR.
 	peer_case p2p_send_rtr 7490 "" "-m p2p_send_rtr" \
 		"a zero-length SEND RTR takes no receive; a READ after it is served"
