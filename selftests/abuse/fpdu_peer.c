@@ -44,13 +44,34 @@
  *
  * Before any of that, the handshake itself can be abused: silent,
  * req_fin, req_rst, p2p_nortr, markers, slowloris (see handshake_mode()), and
- * many connections at once: flood, hold (see many()).
+ * many connections at once: flood, hold (see many()).  RFC 6581
+ * peer-to-peer with a SEND RTR (the only kind offered, so the victim
+ * picks it): p2p_send_rtr (zero-length: it takes no receive, a READ
+ * after it is served, no TERMINATE), p2p_send_rtr_payload (16 bytes of
+ * payload: TERMINATE MPA / no matching RTR, LLP code 0x07).
+ *
+ * With -l it is the MPA responder instead and kiwi the initiator (victim
+ * -c): it listens on ADDR:PORT and answers one connection per mode of
+ * the comma list -m, in turn (see responder()): rep_ok (a good reply,
+ * the RTR kind kiwi prefers; the zero-length RTR agreed must come, a
+ * READ RTR is answered, then nothing else for 1 s; our FIN), rep_rev1
+ * (a revision 1 reply: no RTR may come), rep_read_rtr_payload (kiwi's
+ * READ RTR answered with 16 bytes: TERMINATE RDMAP unexpected opcode),
+ * and replies kiwi must refuse -- it resets or closes the connection
+ * within -s seconds: rep_silent (none), rep_rtr_unoffered (an RTR kind
+ * kiwi did not offer: run it with p2p_rtr limited), rep_rtr_two (two
+ * kinds), rep_reject (the Reject bit, private data REJECT_PD),
+ * rep_bad_key (the request's key), rep_bad_rev (revision 3),
+ * rep_enh_short (enhanced with 2 bytes of private data), rep_pd_long
+ * (513 bytes announced and sent), rep_pd_short (200 announced, 19
+ * sent).  Each ends in "fpdu_peer: MODE ok" or "... FAILED".
  *
  * It prints what it receives ("# rx ..." lines) and ends with
  * "fpdu_peer: ok" or "fpdu_peer: FAILED ...".  Exit status 0 if the
  * victim answered as the RFCs say, 1 if not, 2 on usage errors.
  *
  *   fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A]
+ *   fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE[,rep_MODE...] [-s SECS]
  */
 #define _GNU_SOURCE
 #include <errno.h>
