@@ -549,6 +549,13 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 			return;
 		}
 		ep->rtr = m->p2p ? m->rtr : 0;
+	} else {
+		/*
+		 * A revision 1 reply (or one without RFC 6581 data) knows
+		 * no RTR: ep->rtr still holds every kind we offered, which
+		 * would send the peer an unsolicited zero-length WRITE.
+		 */
+		ep->rtr = 0;
 	}
 	rv = kiwi_ep_go_rts(ep, ep->rtr);
 	if (rv) {

@@ -44,13 +44,34 @@
  *
  * Before any of that, the handshake itself can be abused: silent,
  * req_fin, req_rst, p2p_nortr, markers, slowloris (see handshake_mode()), and
- * many connections at once: flood, hold (see many()).
+ * many connections at once: flood, hold (see many()).  RFC 6581
+ * peer-to-peer with a SEND RTR (the only kind offered, so the victim
+ * picks it): p2p_send_rtr (zero-length: it takes no receive, a READ
+ * after it is served, no TERMINATE), p2p_send_rtr_payload (16 bytes of
+ * payload: TERMINATE MPA / no matching RTR, LLP code 0x07).
+ *
+ * With -l it is the MPA responder instead and kiwi the initiator (victim
+ * -c): it listens on ADDR:PORT and answers one connection per mode of
+ * the comma list -m, in turn (see responder()): rep_ok (a good reply,
+ * the RTR kind kiwi prefers; the zero-length RTR agreed must come, a
+ * READ RTR is answered, then nothing else for 1 s; our FIN), rep_rev1
+ * (a revision 1 reply: no RTR may come), rep_read_rtr_payload (kiwi's
+ * READ RTR answered with 16 bytes: TERMINATE RDMAP unexpected opcode),
+ * and replies kiwi must refuse -- it resets or closes the connection
+ * within -s seconds: rep_silent (none), rep_rtr_unoffered (an RTR kind
+ * kiwi did not offer: run it with p2p_rtr limited), rep_rtr_two (two
+ * kinds), rep_reject (the Reject bit, private data REJECT_PD),
+ * rep_bad_key (the request's key), rep_bad_rev (revision 3),
+ * rep_enh_short (enhanced with 2 bytes of private data), rep_pd_long
+ * (513 bytes announced and sent), rep_pd_short (200 announced, 19
+ * sent).  Each ends in "fpdu_peer: MODE ok" or "... FAILED".
  *
  * It prints what it receives ("# rx ..." lines) and ends with
  * "fpdu_peer: ok" or "fpdu_peer: FAILED ...".  Exit status 0 if the
  * victim answered as the RFCs say, 1 if not, 2 on usage errors.
  *
  *   fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A]
+ *   fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE[,rep_MODE...] [-s SECS]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -214,8 +235,13 @@ static size_t fpdu_build(uint8_t *out, const void *hdr, uint32_t hdr_len,
 	return n + 4;
 }
 
-/* MPA request out, reply in; returns the victim's region. */
-static struct victim_info mpa_connect(uint16_t ird, uint16_t ord)
+/*
+ * MPA request out, reply in; returns the victim's region.  @rtr: the
+ * RFC 6581 ready-to-receive kinds offered, peer-to-peer mode if any;
+ * the reply must then pick exactly one of them.
+ */
+static struct victim_info mpa_connect(uint16_t ird, uint16_t ord,
+				      uint16_t rtr)
 {
 	uint8_t req[sizeof(struct kiwi_mpa_rr) + sizeof(struct kiwi_mpa_v2)];
 	struct kiwi_mpa_rr rr;
@@ -228,7 +254,7 @@ static struct victim_info mpa_connect(uint16_t ird, uint16_t ord)
 	kiwi_mpa_build(&rr, true, KIWI_MPA_REV2,
 		       KIWI_MPA_FLAG_C | KIWI_MPA_FLAG_ENH |
 		       (mk_req ? KIWI_MPA_FLAG_M : 0), sizeof(v2));
-	v2 = kiwi_mpa_v2_build(ird, ord, false, 0);
+	v2 = kiwi_mpa_v2_build(ird, ord, rtr != 0, rtr);
 	memcpy(req, &rr, sizeof(rr));
 	memcpy(req + sizeof(rr), &v2, sizeof(v2));
 	send_all(req, sizeof(req));
@@ -240,13 +266,15 @@ static struct victim_info mpa_connect(uint16_t ird, uint16_t ord)
 	if (kiwi_mpa_parse(&rep, pd, ntohs(rep.pd_len), false, &mi) ||
 	    mi.reject || !mi.crc || mi.ulp_pd_len < sizeof(vi))
 		die("unexpected MPA reply");
+	if (rtr && (!mi.p2p || mi.rtr & ~rtr || __builtin_popcount(mi.rtr) != 1))
+		die("the reply did not pick one of the RTR kinds offered");
 	memcpy(&vi, pd + mi.ulp_pd_off, sizeof(vi));
 	if (ntohl(vi.magic) != VICTIM_MAGIC)
 		die("no victim_info in the reply");
 	mk_tx = mi.markers;
-	printf("# MPA reply: rev %u crc %d markers %d ird %u ord %u; region rkey 0x%x len %u\n",
-	       mi.rev, mi.crc, mi.markers, mi.ird, mi.ord, ntohl(vi.rkey),
-	       ntohl(vi.len));
+	printf("# MPA reply: rev %u crc %d markers %d ird %u ord %u p2p %d rtr 0x%x; region rkey 0x%x len %u\n",
+	       mi.rev, mi.crc, mi.markers, mi.ird, mi.ord, mi.p2p, mi.rtr,
+	       ntohl(vi.rkey), ntohl(vi.len));
 	return vi;
 }
 
@@ -1142,6 +1170,346 @@ static int many(struct sockaddr_in *sin, int count, bool hold)
 	return 0;
 }
 
+/*
+ * p2p_send_rtr, p2p_send_rtr_payload: peer-to-peer with a SEND RTR, the
+ * only kind offered, so the victim must pick it.  Zero-length, the RTR
+ * takes none of the victim's receives (it posts none): a READ after it
+ * is served, and no TERMINATE comes.  With 16 bytes of payload it is no
+ * RTR: TERMINATE MPA / no matching RTR (LLP, code 0x07 of RFC 6581).
+ */
+static int p2p_send_rtr(bool payload)
+{
+	int resp = 0, got;
+
+	send_send(KIWI_QN_SEND, 1, 0, payload ? 16 : 0);
+	printf("# sent the SEND RTR with %d bytes of payload\n",
+	       payload ? 16 : 0);
+	if (payload)
+		return expect_term(await_terminate(5000, NULL),
+				   TERM(KIWI_TL_LLP, 0,
+					KIWI_LC_NO_MATCHING_RTR));
+	send_read_req(1, 64, v_rkey(), v_addr());
+	/* A TERMINATE for the RTR would come before the READ Response. */
+	got = await_terminate(1000, &resp);
+	if (got != GOT_TIMEOUT || resp != 1 || resp_len != 64 ||
+	    resp_data[0] != PAT_VICTIM || resp_data[63] != PAT_VICTIM) {
+		printf("fpdu_peer: FAILED after a zero-length SEND RTR: %s, %d READ responses of %u bytes\n",
+		       got_str(got), resp, resp_len);
+		return 1;
+	}
+	printf("# the zero-length SEND RTR took no receive; a READ after it was served\n");
+	return 0;
+}
+
+/* ---- kiwi as MPA initiator, fpdu_peer the hostile responder (-l) ---- */
+
+static struct kiwi_mpa_info kreq;	/* kiwi's MPA request */
+
+/* -l: the listening socket. */
+static int listen_on(const struct sockaddr_in *sin)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (lfd < 0)
+		die("socket");
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (const struct sockaddr *)sin, sizeof(*sin)) ||
+	    listen(lfd, 1))
+		die("listen");
+	printf("# listening on port %d\n", ntohs(sin->sin_port));
+	fflush(stdout);
+	return lfd;
+}
+
+/*
+ * Take one connection on @lfd (within 30 s) and read its MPA request,
+ * which must be well formed.
+ */
+static void accept_one(int lfd)
+{
+	struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+	uint8_t pd[KIWI_MPA_MAX_PD];
+	struct kiwi_mpa_rr rr;
+	int one = 1;
+
+	if (poll(&pfd, 1, 30000) != 1)
+		die("no connection from kiwi within 30 s");
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		die("accept");
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!recv_all(&rr, sizeof(rr), 10000))
+		die("no MPA request");
+	if (ntohs(rr.pd_len) > sizeof(pd) ||
+	    !recv_all(pd, ntohs(rr.pd_len), 5000))
+		die("short MPA request");
+	if (kiwi_mpa_parse(&rr, pd, ntohs(rr.pd_len), true, &kreq))
+		die("a malformed MPA request from kiwi");
+	printf("# MPA request: rev %u crc %d markers %d enhanced %d p2p %d rtr offered 0x%x ird %u ord %u, %u bytes of private data\n",
+	       kreq.rev, kreq.crc, kreq.markers, kreq.enhanced, kreq.p2p,
+	       kreq.rtr, kreq.ird, kreq.ord, kreq.ulp_pd_len);
+}
+
+/* The RTR kind a friendly responder picks: kiwi's own preference. */
+static uint16_t rtr_offered(void)
+{
+	static const uint16_t pref[] = { KIWI_MPA_RTR_WRITE,
+					 KIWI_MPA_RTR_READ, KIWI_MPA_RTR_SEND };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (kreq.rtr & pref[i])
+			return pref[i];
+	return 0;
+}
+
+/* One that kiwi did not offer, or 0 if it offered all three. */
+static uint16_t rtr_unoffered(void)
+{
+	static const uint16_t any[] = { KIWI_MPA_RTR_READ,
+					KIWI_MPA_RTR_WRITE, KIWI_MPA_RTR_SEND };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (!(kreq.rtr & any[i]))
+			return any[i];
+	return 0;
+}
+
+#define REJECT_PD	"fpdu_peer_says_no"
+#define REPLY_PD	"fpdu_peer reply"
+
+/*
+ * An MPA reply in @out: revision @rev, @flags (with KIWI_MPA_FLAG_ENH,
+ * RFC 6581 data first: IRD/ORD 4 and, if @rtr, peer-to-peer with the
+ * kinds @rtr), then the string @ulp.  Returns its length; callers spoil
+ * the fields they abuse afterwards.
+ */
+static size_t build_reply(uint8_t *out, uint8_t rev, uint8_t flags,
+			  uint16_t rtr, const char *ulp)
+{
+	struct kiwi_mpa_v2 v2 = kiwi_mpa_v2_build(4, 4, rtr != 0, rtr);
+	bool enh = flags & KIWI_MPA_FLAG_ENH;
+	size_t pd = (enh ? sizeof(v2) : 0) + strlen(ulp);
+	size_t n = kiwi_mpa_build((struct kiwi_mpa_rr *)out, false, rev, flags,
+				  pd);
+
+	if (enh) {
+		memcpy(out + n, &v2, sizeof(v2));
+		n += sizeof(v2);
+	}
+	memcpy(out + n, ulp, strlen(ulp));
+	return n + strlen(ulp);
+}
+
+/* kiwi's first FPDU must be the RTR of kind @rtr, of no payload. */
+static int await_rtr(uint16_t rtr)
+{
+	static const struct { uint16_t kind; int op; } ops[] = {
+		{ KIWI_MPA_RTR_WRITE, KIWI_OP_WRITE },
+		{ KIWI_MPA_RTR_READ, KIWI_OP_READ_REQ },
+		{ KIWI_MPA_RTR_SEND, KIWI_OP_SEND },
+	};
+	uint32_t len;
+	int op, want = -1;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (ops[i].kind == rtr)
+			want = ops[i].op;
+	op = recv_fpdu(5000, &len);
+	if (op != want || len + KIWI_MPA_HDR_LEN != kiwi_hdr_len(op)) {
+		printf("fpdu_peer: FAILED the RTR: want opcode %d of no payload, got %s (opcode %d, ULPDU %u)\n",
+		       want, op < 0 ? got_str(op) : "an FPDU", op, len);
+		return 1;
+	}
+	printf("# kiwi's RTR: opcode %d, zero-length, as agreed\n", op);
+	return 0;
+}
+
+/*
+ * Answer a zero-length READ RTR (in rx_buf) with a READ Response to its
+ * sink, of @len bytes: 0 is the right answer, more is not.
+ */
+static void answer_read_rtr(uint32_t len)
+{
+	struct kiwi_read_req r;
+	struct kiwi_hdr_tagged h;
+	uint8_t data[64];
+
+	memcpy(&r, rx_buf + sizeof(struct kiwi_hdr_untagged), sizeof(r));
+	h = tagged(kiwi_ddp_rdmap(KIWI_OP_READ_RESP, true),
+		   ntohl(r.sink_stag), be64toh(r.sink_to));
+	memset(data, PAT_PEER, sizeof(data));
+	send_fpdu(&h, sizeof(h), data, len);
+}
+
+/*
+ * A good reply (peer-to-peer if kiwi asked, the RTR kind kiwi prefers,
+ * or with @rev1 an MPA revision 1 reply, which has no RTR at all): the
+ * RTR agreed must come, and nothing else, then our FIN and kiwi's close.
+ */
+static int rep_good(bool rev1, int secs)
+{
+	static uint8_t out[1024];
+	uint16_t rtr = rev1 ? 0 : rtr_offered();
+	uint32_t len;
+	int got;
+
+	if (rev1)
+		send_all(out, build_reply(out, KIWI_MPA_REV1, KIWI_MPA_FLAG_C,
+					  0, REPLY_PD));
+	else
+		send_all(out, build_reply(out, KIWI_MPA_REV2,
+					  KIWI_MPA_FLAG_C | KIWI_MPA_FLAG_ENH,
+					  rtr, REPLY_PD));
+	printf("# sent a good MPA reply: revision %d, RTR 0x%x\n",
+	       rev1 ? 1 : 2, rtr);
+	connected = true;
+	if (rtr && await_rtr(rtr))
+		return 1;
+	if (rtr == KIWI_MPA_RTR_READ)
+		answer_read_rtr(0);
+	got = recv_fpdu(1000, &len);
+	if (got != GOT_TIMEOUT) {
+		printf("fpdu_peer: FAILED after the %s, kiwi sent %s (opcode %d, ULPDU %u)\n",
+		       rtr ? "RTR" : "revision 1 reply",
+		       got < 0 ? got_str(got) : "an FPDU", got, len);
+		return 1;
+	}
+	printf("# nothing more from kiwi; FIN\n");
+	shutdown(fd, SHUT_WR);
+	return await_close(secs);
+}
+
+/*
+ * The READ RTR answered with a READ Response that carries data: no READ
+ * of kiwi's is outstanding for it, so RDMAP unexpected opcode.
+ */
+static int rep_read_rtr_payload(void)
+{
+	static uint8_t out[1024];
+
+	if (!(kreq.rtr & KIWI_MPA_RTR_READ)) {
+		printf("fpdu_peer: FAILED kiwi did not offer a READ RTR (p2p_rtr)\n");
+		return 1;
+	}
+	send_all(out, build_reply(out, KIWI_MPA_REV2,
+				  KIWI_MPA_FLAG_C | KIWI_MPA_FLAG_ENH,
+				  KIWI_MPA_RTR_READ, REPLY_PD));
+	connected = true;
+	if (await_rtr(KIWI_MPA_RTR_READ))
+		return 1;
+	answer_read_rtr(16);
+	printf("# answered the READ RTR with 16 bytes\n");
+	return expect_term(await_terminate(5000, NULL),
+			   TERM(KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+				KIWI_RC_UNEXPECTED_OP));
+}
+
+/*
+ * Responder modes (-l): kiwi connects, fpdu_peer answers its MPA
+ * request.  Every one but rep_ok, rep_rev1 and rep_read_rtr_payload
+ * must make kiwi give up the connection: it resets it (or closes it)
+ * within -s seconds.
+ */
+static int responder(const char *mode, int secs)
+{
+	static uint8_t out[2048];
+	struct kiwi_mpa_rr *rr = (struct kiwi_mpa_rr *)out;
+	uint8_t ce = KIWI_MPA_FLAG_C | KIWI_MPA_FLAG_ENH;
+	uint16_t rtr = rtr_offered();
+	size_t n;
+
+	if (!strcmp(mode, "rep_ok"))
+		return rep_good(false, secs);
+	if (!strcmp(mode, "rep_rev1"))
+		return rep_good(true, secs);
+	if (!strcmp(mode, "rep_read_rtr_payload"))
+		return rep_read_rtr_payload();
+	if (!strcmp(mode, "rep_silent"))
+		return await_close(secs);
+	if (!strcmp(mode, "rep_rtr_unoffered")) {
+		rtr = rtr_unoffered();
+		if (!kreq.p2p || !rtr) {
+			printf("fpdu_peer: FAILED kiwi offered every RTR kind or none (p2p_rtr, peer_to_peer)\n");
+			return 1;
+		}
+	} else if (!strcmp(mode, "rep_rtr_two")) {
+		rtr |= rtr_unoffered() ?: (rtr == KIWI_MPA_RTR_SEND ?
+					   KIWI_MPA_RTR_WRITE :
+					   KIWI_MPA_RTR_SEND);
+	} else if (!strcmp(mode, "rep_reject")) {
+		ce |= KIWI_MPA_FLAG_R;
+	}
+	n = build_reply(out, KIWI_MPA_REV2, ce, rtr,
+			!strcmp(mode, "rep_reject") ? REJECT_PD : REPLY_PD);
+	if (!strcmp(mode, "rep_bad_key"))
+		memcpy(rr->key, KIWI_MPA_KEY_REQ, KIWI_MPA_KEY_LEN);
+	else if (!strcmp(mode, "rep_bad_rev"))
+		rr->rev = 3;
+	else if (!strcmp(mode, "rep_enh_short")) {
+		rr->pd_len = htons(2);	/* ENH, but no room for its data */
+		n = sizeof(*rr) + 2;
+	} else if (!strcmp(mode, "rep_pd_long")) {
+		/* Beyond 512 bytes: refused on the header alone. */
+		rr->pd_len = htons(KIWI_MPA_MAX_PD + 1);
+		memset(out + n, 0xee, sizeof(*rr) + KIWI_MPA_MAX_PD + 1 - n);
+		n = sizeof(*rr) + KIWI_MPA_MAX_PD + 1;
+	} else if (!strcmp(mode, "rep_pd_short")) {
+		/* More private data announced than ever comes. */
+		rr->pd_len = htons(200);
+	}
+	send_all(out, n);
+	printf("# sent %s: %zu bytes, flags 0x%02x rev %u private data length %u, RTR 0x%x\n",
+	       mode, n, rr->flags, rr->rev, ntohs(rr->pd_len), rtr);
+	return await_close(secs);
+}
+
+/*
+ * -l -m MODE,MODE,...: one connection per mode, in turn, each ending in
+ * "fpdu_peer: MODE ok" (or FAILED); "fpdu_peer: ok" if all were.
+ */
+static int responder_list(const struct sockaddr_in *sin, char *modes,
+			  int secs)
+{
+	int lfd = listen_on(sin), bad = 0, rv;
+	char *m, *save;
+
+	for (m = strtok_r(modes, ",", &save); m;
+	     m = strtok_r(NULL, ",", &save)) {
+		printf("# == %s\n", m);
+		accept_one(lfd);
+		rv = responder(m, secs);
+		printf("fpdu_peer: %s %s\n", m, rv ? "FAILED" : "ok");
+		fflush(stdout);
+		close(fd);
+		fd = -1;
+		connected = false;
+		bad += rv;
+	}
+	close(lfd);
+	if (!bad)
+		printf("fpdu_peer: ok\n");
+	return bad ? 1 : 0;
+}
+
+static bool is_responder_mode(const char *m)
+{
+	static const char *const modes[] = {
+		"rep_ok", "rep_rev1", "rep_read_rtr_payload", "rep_silent",
+		"rep_rtr_unoffered", "rep_rtr_two", "rep_reject",
+		"rep_bad_key", "rep_bad_rev", "rep_enh_short", "rep_pd_long",
+		"rep_pd_short",
+	};
+	size_t len = strcspn(m, ","), i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strlen(modes[i]) == len && !strncmp(m, modes[i], len))
+			return !m[len] || is_responder_mode(m + len + 1);
+	return false;
+}
+
 static bool is_handshake_mode(const char *m)
 {
 	return !strcmp(m, "silent") || !strcmp(m, "req_fin") ||
@@ -1155,10 +1523,10 @@ int main(int argc, char **argv)
 	int port = ABUSE_PORT, secs = 5, count = 8, c, rv;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct victim_info vi;
-	bool ready = false;
+	bool ready = false, listen_mode = false, rep;
 	int one = 1;
 
-	while ((c = getopt(argc, argv, "a:p:m:s:n:rAM")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:m:s:n:rAMl")) != -1) {
 		switch (c) {
 		case 'a': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -1168,24 +1536,33 @@ int main(int argc, char **argv)
 		case 'r': ready = true; break;
 		case 'A': atomics_on = true; break;
 		case 'M': mk_req = true; break;
+		case 'l': listen_mode = true; break;
 		default: mode = NULL; optind = argc; break;
 		}
 	}
+	rep = mode && is_responder_mode(mode);
 	if (!addr || !mode || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
+	    rep != listen_mode ||
 	    (strcmp(mode, "stall_write") && strcmp(mode, "read_flood") &&
 	     strcmp(mode, "flood") && strcmp(mode, "hold") &&
 	     strcmp(mode, "markers_ok") && strcmp(mode, "interleave") &&
+	     strcmp(mode, "p2p_send_rtr") &&
+	     strcmp(mode, "p2p_send_rtr_payload") && !rep &&
 	     !is_handshake_mode(mode) && !find_scenario(mode))) {
 		size_t i;
 
-		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\nmodes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok interleave");
+		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\n"
+			"       fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE[,rep_MODE...] [-s SECS]\n"
+			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok interleave p2p_send_rtr p2p_send_rtr_payload");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
-		fprintf(stderr, "\n");
+		fprintf(stderr, "\n-l modes: rep_ok rep_rev1 rep_read_rtr_payload rep_silent rep_rtr_unoffered rep_rtr_two rep_reject rep_bad_key rep_bad_rev rep_enh_short rep_pd_long rep_pd_short\n");
 		return 2;
 	}
 	kiwi_crc_tab_init(&crc_tab);
 	sin.sin_port = htons(port);
+	if (rep)
+		return responder_list(&sin, strdup(mode), secs);
 	if (!strcmp(mode, "flood") || !strcmp(mode, "hold"))
 		return many(&sin, count, !strcmp(mode, "hold"));
 	fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -1198,7 +1575,8 @@ int main(int argc, char **argv)
 			printf("fpdu_peer: ok\n");
 		return rv;
 	}
-	vi = mpa_connect(8, 8);
+	vi = mpa_connect(8, 8, strncmp(mode, "p2p_send_rtr", 12) ? 0 :
+			 KIWI_MPA_RTR_SEND);
 	V = vi;
 	connected = true;
 	fflush(stdout);
@@ -1210,6 +1588,8 @@ int main(int argc, char **argv)
 		rv = markers_ok();
 	else if (!strcmp(mode, "interleave"))
 		rv = interleave();
+	else if (!strncmp(mode, "p2p_send_rtr", 12))
+		rv = p2p_send_rtr(!strcmp(mode, "p2p_send_rtr_payload"));
 	else
 		rv = run_scenario(find_scenario(mode));
 	if (!rv)

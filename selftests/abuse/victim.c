@@ -22,8 +22,24 @@
  *   -l SECS  instead: listen for SECS seconds (or until SIGTERM) and
  *            accept whatever requests come, expecting nothing of them
  *            (an accept may fail: the peer abuses the handshake); exit 0
- *            at the end.  Output: "# " lines and a final
- * "victim: ..." summary.  Exit status 0 if everything went as above, 1
+ *            at the end.
+ *
+ *   victim -c WANT[/PDATA][,...] -a ADDR [-p PORT] [-w MS] [-P PDATA]
+ *          [-t SECS]
+ *
+ * makes it the initiator instead, against a peer listening at ADDR:PORT
+ * (fpdu_peer -l, the hostile MPA responder): one connection per WANT,
+ * in turn, each an rdma_connect() with private data whose first CM
+ * event must be WANT -- established (then DISCONNECTED within -t
+ * seconds: the peer closes), rejected, unreachable, error
+ * (CONNECT_ERROR) or fail (any of those three) -- within -w
+ * milliseconds (default -t seconds).  PDATA (or -P, for all): a
+ * REJECTED event must carry it as private data (its first bytes).
+ * After each connection kiwi's endpoints (cm_endpoints) and the TCP
+ * sockets (/proc/slabinfo) must be back at their counts before it
+ * within 10 s.  One "victim: [N] WANT ok" (or FAILED) line each.
+ *
+ * Output: "# " lines and a final "victim: ..." summary.  Exit status 0 if everything went as above, 1
  * if not, 2 on usage errors.
  */
 #define _GNU_SOURCE
@@ -136,10 +152,175 @@ static int listen_only(struct rdma_event_channel *ch, int secs)
 	return 0;
 }
 
+/*
+ * -c: the initiator, connection @n of the list.  Resolve, create a QP,
+ * rdma_connect() with private data; the first CM event after that must
+ * be @want: "established" (then DISCONNECTED must follow within -t
+ * seconds: the peer closes), "rejected", "unreachable", "error"
+ * (CONNECT_ERROR) or "fail" (any of those three), within @bound_ms.
+ * With @pd, a REJECTED event must carry it as private data.
+ */
+static int client(int n, const struct sockaddr_in *sin, const char *want,
+		  int bound_ms, const char *pd)
+{
+	static const char hello[] = "victim -c";
+	struct rdma_conn_param cp = { .private_data = hello,
+				      .private_data_len = sizeof(hello),
+				      .responder_resources = 1,
+				      .initiator_depth = 1,
+				      .retry_count = 7 };
+	struct ibv_qp_init_attr qa = { 0 };
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id = NULL;
+	enum rdma_cm_event_type t;
+	bool ok;
+	double t0, ms;
+
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)sin, 2000))
+		goto fail;
+	ev = abuse_cm_poll(ch, 5000);
+	if (!ev || ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+		goto fail;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(id, 2000))
+		goto fail;
+	ev = abuse_cm_poll(ch, 5000);
+	if (!ev || ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		goto fail;
+	rdma_ack_cm_event(ev);
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, NULL, &qa) || rdma_connect(id, &cp))
+		goto fail;
+	t0 = now_ms();
+	ev = abuse_cm_poll(ch, bound_ms);
+	ms = now_ms() - t0;
+	if (!ev) {
+		printf("# [%d] no CM event within %d ms of rdma_connect()\n",
+		       n, bound_ms);
+		return 1;	/* the process ends soon: it cleans up */
+	}
+	t = ev->event;
+	printf("# [%d] cm event %s, status %d, after %.0f ms, %u bytes of private data\n",
+	       n, rdma_event_str(t), ev->status, ms,
+	       ev->param.conn.private_data_len);
+	if (!strcmp(want, "established"))
+		ok = t == RDMA_CM_EVENT_ESTABLISHED;
+	else if (!strcmp(want, "rejected"))
+		ok = t == RDMA_CM_EVENT_REJECTED;
+	else if (!strcmp(want, "unreachable"))
+		ok = t == RDMA_CM_EVENT_UNREACHABLE;
+	else if (!strcmp(want, "error"))
+		ok = t == RDMA_CM_EVENT_CONNECT_ERROR;
+	else
+		ok = t == RDMA_CM_EVENT_REJECTED ||
+		     t == RDMA_CM_EVENT_UNREACHABLE ||
+		     t == RDMA_CM_EVENT_CONNECT_ERROR;
+	if (ok && pd && t == RDMA_CM_EVENT_REJECTED &&
+	    (ev->param.conn.private_data_len < strlen(pd) ||
+	     memcmp(ev->param.conn.private_data, pd, strlen(pd)))) {
+		printf("# [%d] the reject's private data is not \"%s\": \"%.*s\"\n",
+		       n, pd, (int)ev->param.conn.private_data_len,
+		       (const char *)ev->param.conn.private_data);
+		ok = false;
+	}
+	rdma_ack_cm_event(ev);
+	if (ok && t == RDMA_CM_EVENT_ESTABLISHED) {
+		/* The peer ends it: DISCONNECTED. */
+		ev = abuse_cm_poll(ch, timeout_s * 1000);
+		printf("# [%d] then cm event %s\n", n,
+		       ev ? rdma_event_str(ev->event) : "none");
+		ok = ev && ev->event == RDMA_CM_EVENT_DISCONNECTED;
+		if (ev)
+			rdma_ack_cm_event(ev);
+		rdma_disconnect(id);
+	}
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+	return ok ? 0 : 1;
+fail:
+	printf("# [%d] connect setup failed: %s\n", n, strerror(errno));
+	return 1;
+}
+
+/* kiwi's endpoints alive (all devices) and the TCP sockets, or -1. */
+static long ep_live(void)
+{
+	FILE *f = fopen("/sys/module/kiwi/parameters/cm_endpoints", "r");
+	long v = -1;
+
+	if (f && fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static long tcp_socks(void)
+{
+	FILE *f = fopen("/proc/slabinfo", "r");
+	char line[512];
+	long v = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "TCP ", 4) && sscanf(line + 4, "%ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * -c LIST: one connection per element, WANT or WANT/PDATA, in turn;
+ * after each, kiwi's endpoints and the TCP sockets must be back at
+ * their counts before it (within 10 s).  "victim: [n] WANT ok" or
+ * "FAILED" for each, then "victim: ok" if all were.
+ */
+static int clients(const struct sockaddr_in *sin, char *list, int bound_ms,
+		   const char *pd)
+{
+	char *w, *save, *slash;
+	int n = 0, bad = 0, r, i;
+
+	for (w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		long e0 = ep_live(), t0 = tcp_socks(), e1, t1;
+		const char *p = pd;
+
+		slash = strchr(w, '/');
+		if (slash) {
+			*slash = 0;
+			p = slash + 1;
+		}
+		r = client(++n, sin, w, bound_ms, p);
+		for (i = 0; i < 50; i++) {
+			e1 = ep_live();
+			t1 = tcp_socks();
+			if (e1 <= e0 && t1 <= t0)
+				break;
+			usleep(200000);
+		}
+		if (i == 50) {
+			printf("# [%d] left: endpoints %ld -> %ld, TCP sockets %ld -> %ld\n",
+			       n, e0, e1, t0, t1);
+			r = 1;
+		}
+		printf("victim: [%d] %s %s\n", n, w, r ? "FAILED" : "ok");
+		fflush(stdout);
+		bad += r;
+	}
+	printf("victim: %s\n", bad ? "FAILED" : "ok");
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *addr = NULL;
-	int port = ABUSE_PORT, ird = 1, c, ok = 1, listen_s = 0;
+	const char *addr = NULL, *rej_pd = NULL;
+	char *want = NULL;
+	int port = ABUSE_PORT, ird = 1, c, ok = 1, listen_s = 0, bound = 0;
 	bool dereg = false;
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *lid, *id;
@@ -154,8 +335,11 @@ int main(int argc, char **argv)
 	void *buf;
 	double t0, ms;
 
-	while ((c = getopt(argc, argv, "a:p:i:dt:l:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:i:dt:l:c:w:P:")) != -1) {
 		switch (c) {
+		case 'c': want = optarg; break;
+		case 'w': bound = atoi(optarg); break;
+		case 'P': rej_pd = optarg; break;
 		case 'l': listen_s = atoi(optarg); break;
 		case 'a': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -166,10 +350,17 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!addr || inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-d] [-t SECS] | -l SECS\n");
+		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-d] [-t SECS] | -l SECS\n"
+			"       victim -c WANT[/PDATA][,...] -a ADDR [-p PORT] [-w MS] [-P PDATA] [-t SECS]\n"
+			"       (WANT: established rejected unreachable error fail)\n");
 		return 2;
 	}
 	sin.sin_port = htons(port);
+	if (want) {
+		alarm(120);
+		return clients(&sin, want, bound ? bound : timeout_s * 1000,
+			       rej_pd);
+	}
 	/* A hung verb ends the run, visibly. */
 	alarm(listen_s ? listen_s + 30 : 3 * timeout_s);
 

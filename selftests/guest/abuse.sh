@@ -56,6 +56,25 @@
 #                 mpa_rejects_sent, cm_half_open_refused), and afterwards the endpoints
 #                 (/sys/module/kiwi/parameters/cm_endpoints) and kernel
 #                 TCP sockets are back where they were
+#   resp_*        kiwi as MPA initiator (victim -c on kiwi0) against
+#                 fpdu_peer -l, a hostile MPA responder: a good RFC 6581
+#                 reply (the agreed zero-length WRITE or READ RTR and
+#                 nothing else), a revision 1 reply (no RTR at all), a
+#                 READ RTR answered with data (TERMINATE), and replies
+#                 that must fail the connect -- an RTR kind not offered
+#                 (p2p_rtr=write, the reply picks READ), two RTR kinds,
+#                 no reply (MPA timeout 2 s), the request's key,
+#                 revision 3, enhanced without room for IRD/ORD, 513
+#                 bytes of private data, 200 announced but 19 sent, the
+#                 Reject bit (its private data reaches the consumer):
+#                 the CM event due (REJECTED, UNREACHABLE) within 6 s,
+#                 the endpoints and TCP sockets back where they were
+#                 after each, and no kiwi QP left after all
+#                 (resp_nothing_left)
+#   p2p_send_rtr, p2p_send_rtr_payload  kiwi as responder to a
+#                 peer-to-peer initiator with a SEND RTR: zero-length, it
+#                 takes no receive (a READ after it is served); with
+#                 payload, TERMINATE MPA / no matching RTR (0x07)
 #   cq_overflow   a requester whose send CQ holds one entry posts 8
 #                 signaled WRITEs and never polls: IBV_EVENT_CQ_ERR, and
 #                 the QP fails (IBV_EVENT_QP_FATAL, ERR) instead of losing
@@ -255,6 +274,146 @@ case_handshakes() {
 	echo 256 >$P/max_half_open
 	echo 10000 >$P/mpa_timeout_ms
 	rping_test "after the handshake abuse" $SRV 4096 20
+}
+
+# ---- kiwi as MPA initiator against a hostile responder ----
+
+RSPORT=7470
+
+# resp_stats FILE: both devices' counters, "DEV NAME VALUE" lines.
+resp_stats() {
+	{
+		A rdma statistic show link kiwi0/1 | sed 's/^/kiwi0 /'
+		B rdma statistic show link kiwi1/1 | sed 's/^/kiwi1 /'
+	} 2>/dev/null | awk '{ for (i = 3; i < NF; i++) print $1, $i, $(i + 1) }' >"$1"
+}
+
+# resp_batch ENTRY...: each ENTRY "NAME|MODE|WANT|DESCRIPTION|COUNTER":
+# fpdu_peer -l (kwb) answers kiwi's MPA requests, one connection per
+# entry, as MODE says; victim -c (kiwi0, in kwa) makes them in turn and
+# wants the CM event WANT (victim.c: WANT[/PDATA]) within 6 s, and kiwi's
+# endpoints and the TCP sockets back where they were after each.  One
+# TAP line per entry; with COUNTER ("DEV NAME") that device counter must
+# have grown over the batch.  Two processes per batch, not per entry:
+# in a loaded TCG guest starting them costs seconds.
+resp_batch() {
+	local port=$RSPORT modes='' wants='' e name mode want desc ctr i rc why
+	local ppid prc=0 vrc=0 s0=$SECONDS
+	local -a names=() pmodes=() descs=() ctrs=() pl vl sect
+	local -A st0=() st1=()
+	local n l on d k v
+	RSPORT=$((RSPORT + 1))
+	for e in "$@"; do
+		IFS='|' read -r name mode want desc ctr <<<"$e"
+		names+=("$name")
+		pmodes+=("$mode")
+		descs+=("$desc")
+		ctrs+=("$ctr")
+		modes=${modes:+$modes,}$mode
+		wants=${wants:+$wants,}$want
+	done
+	# One `rdma statistic` run per device before and after the batch:
+	# each takes a second or more in the guest.
+	resp_stats "$TMPD/st0"
+	B timeout 150 "$BIN/fpdu_peer" -l -a $SRV -p "$port" -m "$modes" -s 8 \
+		>"$TMPD/p" 2>&1 &
+	ppid=$!
+	# It says so once it listens (quicker than wait_port's polling).
+	for _ in $(seq 1 100); do
+		grep -q '^# listening' "$TMPD/p" && break
+		sleep 0.1
+	done
+	A timeout 140 "$BIN/victim" -a $SRV -p "$port" -t 10 -w 6000 \
+		-c "$wants" >"$TMPD/v" 2>&1 || vrc=$?
+	wait $ppid || prc=$?
+	resp_stats "$TMPD/st1"
+	while read -r d k v; do st0["$d $k"]=$v; done <"$TMPD/st0"
+	while read -r d k v; do st1["$d $k"]=$v; done <"$TMPD/st1"
+	echo "# resp batch of ${#names[@]}: $((SECONDS - s0)) s (peer exit $prc, victim exit $vrc)"
+	# Builtins only from here: each process costs ~0.3 s in the guest.
+	mapfile -t pl <"$TMPD/p"
+	mapfile -t vl <"$TMPD/v"
+	for i in "${!names[@]}"; do
+		n=$((i + 1))
+		why=
+		# This connection's lines: the peer's section, the victim's [n].
+		sect=()
+		on=0
+		for l in "${pl[@]}"; do
+			[ "$l" = "# == ${pmodes[$i]}" ] && on=1
+			[ $on = 1 ] || continue
+			sect+=("$l")
+			[[ $l == "fpdu_peer: "* ]] && break
+		done
+		for l in "${vl[@]}"; do
+			[[ $l == *"[$n]"* ]] && sect+=("$l")
+		done
+		on=0
+		for l in "${sect[@]}"; do
+			[ "$l" = "fpdu_peer: ${pmodes[$i]} ok" ] && on=$((on + 1))
+			[[ $l == "victim: [$n] "*" ok" ]] && on=$((on + 1))
+		done
+		rc=$((on != 2))
+		if [ -n "${ctrs[$i]}" ]; then
+			[ -n "${st1[${ctrs[$i]}]:-}" ] &&
+				[ "${st1[${ctrs[$i]}]}" -gt "${st0[${ctrs[$i]}]:-0}" ] ||
+				why=" (counter ${ctrs[$i]} did not grow: ${st0[${ctrs[$i]}]:-?} -> ${st1[${ctrs[$i]}]:-?})"
+			[ -z "$why" ] || rc=1
+		fi
+		for l in "${sect[@]}"; do
+			[[ $l =~ cm\ event|TERMINATE|RTR|connection\ ended ]] &&
+				echo "# ${l#\# }"
+		done
+		if [ $rc -ne 0 ]; then
+			printf '%s\n' "${sect[@]}" >"$TMPD/p1"
+			verdict "${names[$i]}: ${descs[$i]}$why" 1 "$TMPD/p1"
+		else
+			ok "${names[$i]}: ${descs[$i]}"
+		fi
+	done
+	# The whole output, if a program failed outside any one connection.
+	[ $((prc | vrc)) -eq 0 ] || tail -n 20 "$TMPD/p" "$TMPD/v" | diag
+}
+
+case_responder() {
+	local P=/sys/module/kiwi/parameters t0=$SECONDS rtr0 to0 why
+	leak_mark
+	rtr0=$(cat $P/p2p_rtr)
+	to0=$(cat $P/mpa_timeout_ms)
+	echo 2000 >$P/mpa_timeout_ms
+	resp_batch \
+		"resp_ok|rep_ok|established|a good RFC 6581 reply: kiwi connects, sends its zero-length WRITE RTR and nothing else; the peer's FIN ends it|kiwi0 cm_established" \
+		"resp_rev1|rep_rev1|established|an MPA revision 1 reply (no RFC 6581 data) to a peer-to-peer request: kiwi connects and sends no RTR|" \
+		"resp_rtr_two|rep_rtr_two|rejected|a reply picking two RTR kinds: REJECTED, nothing kept|" \
+		"resp_silent|rep_silent|unreachable|a responder that never replies: UNREACHABLE by the MPA timeout (2 s), nothing kept|kiwi0 cm_timeouts" \
+		"resp_bad_key|rep_bad_key|rejected|a reply with the request's key: REJECTED, nothing kept|" \
+		"resp_bad_rev|rep_bad_rev|rejected|a reply of MPA revision 3: REJECTED, nothing kept|" \
+		"resp_enh_short|rep_enh_short|rejected|an enhanced reply with 2 bytes of private data (no room for IRD/ORD): REJECTED, nothing kept|" \
+		"resp_pd_long|rep_pd_long|rejected|a reply announcing 513 bytes of private data (limit 512): REJECTED on the header, nothing kept|" \
+		"resp_pd_short|rep_pd_short|unreachable|a reply announcing 200 bytes of private data, sending 19: UNREACHABLE by the MPA timeout, nothing kept|" \
+		"resp_reject|rep_reject|rejected/fpdu_peer_says_no|a reply with the Reject bit: REJECTED with the peer's private data|kiwi0 mpa_rejects_received"
+	echo read >$P/p2p_rtr
+	resp_batch \
+		"resp_ok_read|rep_ok|established|p2p_rtr=read: kiwi's zero-length READ RTR, answered with a zero-length READ Response, and nothing else|" \
+		"resp_read_rtr_payload|rep_read_rtr_payload|established|the READ RTR answered with 16 bytes: TERMINATE RDMAP unexpected opcode|kiwi0 terminate_sent_rdmap"
+	echo "# resp_*: $((SECONDS - t0)) s"
+	echo write >$P/p2p_rtr
+	resp_batch \
+		"resp_rtr_unoffered|rep_rtr_unoffered|rejected|p2p_rtr=write, the reply picks a READ RTR: kiwi refuses (REJECTED), resets, keeps nothing|"
+	echo "$rtr0" >$P/p2p_rtr
+	echo "$to0" >$P/mpa_timeout_ms
+	echo "# resp_*: $((SECONDS - t0)) s"
+	why=$(leak_left 15)
+	verdict "resp_nothing_left: after the resp_* connections, no endpoint, TCP socket or kiwi QP of them is left$why" \
+		"$([ -z "$why" ]; echo $?)" /dev/null
+	echo "# resp_*: $((SECONDS - t0)) s"
+	# kiwi as responder to a peer-to-peer initiator with a SEND RTR.
+	peer_case p2p_send_rtr 7490 "" "-m p2p_send_rtr" \
+		"a zero-length SEND RTR takes no receive; a READ after it is served"
+	peer_case p2p_send_rtr_payload 7491 "" "-m p2p_send_rtr_payload" \
+		"a SEND RTR with 16 bytes of payload: TERMINATE MPA/no matching RTR (0x07)" \
+		fpdu_peer "kiwi1 terminate_sent_mpa"
+	echo "# case_responder: $((SECONDS - t0)) s"
 }
 
 # Half-open connections still up when the module goes: then one byte on
@@ -852,6 +1011,7 @@ only peer_case interleave 7408 "-i 4" "-m interleave" \
 	fpdu_peer "kiwi1 read_requests_served"
 only case_peer_scenarios
 only case_handshakes
+only case_responder
 only case_markers
 only peer_case cq_overflow 7404 "" "" \
 	"8 signaled WRITEs into a 1-entry CQ: CQ_ERR, then the QP fails (QP_FATAL, ERR)" \
