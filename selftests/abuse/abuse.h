@@ -24,6 +24,22 @@
 #define PAT_VICTIM	0x5a		/* the victim's region */
 #define PAT_PEER	0xe7		/* what the peer writes */
 
+/*
+ * victim -R reads PEER_READ_LEN bytes of the peer's (fpdu_peer -m
+ * resp_interleave) at this STag and offset, and posts two receives: the
+ * READ Response comes in two FPDUs of PAT_RESP1 and PAT_RESP2 with a
+ * SEND of PEER_SEND_LEN bytes of PAT_SEND1 between them and one of
+ * PAT_SEND2 after them.
+ */
+#define PEER_READ_STAG	0x7065e401
+#define PEER_READ_TO	0x10000ULL
+#define PEER_READ_LEN	2048
+#define PEER_SEND_LEN	64
+#define PAT_RESP1	0xc3
+#define PAT_RESP2	0xd4
+#define PAT_SEND1	0x1e
+#define PAT_SEND2	0x2f
+
 /* Accept private data, network byte order. */
 struct victim_info {
 	uint32_t magic;

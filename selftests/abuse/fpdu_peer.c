@@ -23,6 +23,11 @@
  *                then a READ of the whole (victim -i 2 or more).
  *                Expected: both READs answered with the bytes in place,
  *                no TERMINATE.
+ *   resp_interleave  answers the victim's RDMA READ (victim -R) with a
+ *                READ Response in two FPDUs, a SEND between them and
+ *                one after (tagged and untagged interleaved the other
+ *                way round).  Expected: no TERMINATE; the victim checks
+ *                its READ sink and both receives.
  *
  * and one malformed or hostile message per mode, each answered as RFC
  * 5040/5041/5044 say (see scenarios[] for the TERMINATE due): bad_crc,
@@ -1066,6 +1071,79 @@ static int interleave(void)
 	return 0;
 }
 
+/*
+ * resp_interleave (the victim with -R): the victim READs PEER_READ_LEN
+ * bytes at PEER_READ_STAG/PEER_READ_TO of ours and has two receives
+ * posted.  Its READ Request is answered in two FPDUs (PAT_RESP1, then
+ * PAT_RESP2, last), a SEND of PAT_SEND1 between them and one of
+ * PAT_SEND2 after: a responder's READ Response and its own SENDs
+ * interleaved, as hardware may send them.  No TERMINATE may come; the
+ * victim checks what landed where.
+ */
+static void send_resp_part(uint32_t stag, uint64_t to, uint32_t len,
+			   bool last, uint8_t pat)
+{
+	static uint8_t data[PEER_READ_LEN];
+	struct kiwi_hdr_tagged h =
+		tagged(kiwi_ddp_rdmap(KIWI_OP_READ_RESP, last), stag, to);
+
+	memset(data, pat, len);
+	send_fpdu(&h, sizeof(h), data, len);
+}
+
+static void send_send_pat(uint32_t msn, uint8_t pat)
+{
+	uint8_t data[PEER_SEND_LEN];
+	struct kiwi_hdr_untagged h =
+		untagged(kiwi_ddp_rdmap(KIWI_OP_SEND, true), KIWI_QN_SEND,
+			 msn, 0);
+
+	memset(data, pat, sizeof(data));
+	send_fpdu(&h, sizeof(h), data, sizeof(data));
+}
+
+static int resp_interleave(void)
+{
+	const struct kiwi_read_req *r = (const void *)(rx_buf +
+		sizeof(struct kiwi_hdr_untagged));
+	uint32_t len, stag, size, half;
+	uint64_t to;
+	int op, got;
+
+	do
+		op = recv_fpdu(10000, &len);
+	while (op >= 0 && op != KIWI_OP_READ_REQ);
+	if (op < 0 || len != sizeof(struct kiwi_hdr_untagged) - 2 + sizeof(*r)) {
+		printf("fpdu_peer: FAILED no READ Request from the victim (%s)\n",
+		       got_str(op));
+		return 1;
+	}
+	stag = ntohl(r->sink_stag);
+	to = be64toh(r->sink_to);
+	size = ntohl(r->size);
+	if (ntohl(r->src_stag) != PEER_READ_STAG ||
+	    be64toh(r->src_to) != PEER_READ_TO || size != PEER_READ_LEN) {
+		printf("fpdu_peer: FAILED READ Request for %u bytes at 0x%x/0x%llx\n",
+		       size, ntohl(r->src_stag),
+		       (unsigned long long)be64toh(r->src_to));
+		return 1;
+	}
+	half = size / 2;
+	send_resp_part(stag, to, half, false, PAT_RESP1);
+	send_send_pat(1, PAT_SEND1);
+	send_resp_part(stag, to + half, size - half, true, PAT_RESP2);
+	send_send_pat(2, PAT_SEND2);
+	got = await_terminate(3000, NULL);
+	if (got != GOT_TIMEOUT) {
+		printf("fpdu_peer: FAILED after the interleaved READ Response and SENDs: %s\n",
+		       got_str(got));
+		return 1;
+	}
+	printf("# READ Response of %u bytes in two FPDUs, a SEND between them and one after: no TERMINATE\n",
+	       size);
+	return 0;
+}
+
 static void rst_close(void)
 {
 	struct linger l = { .l_onoff = 1, .l_linger = 0 };
@@ -1546,6 +1624,7 @@ int main(int argc, char **argv)
 	    (strcmp(mode, "stall_write") && strcmp(mode, "read_flood") &&
 	     strcmp(mode, "flood") && strcmp(mode, "hold") &&
 	     strcmp(mode, "markers_ok") && strcmp(mode, "interleave") &&
+	     strcmp(mode, "resp_interleave") &&
 	     strcmp(mode, "p2p_send_rtr") &&
 	     strcmp(mode, "p2p_send_rtr_payload") && !rep &&
 	     !is_handshake_mode(mode) && !find_scenario(mode))) {
@@ -1553,7 +1632,7 @@ int main(int argc, char **argv)
 
 		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\n"
 			"       fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE[,rep_MODE...] [-s SECS]\n"
-			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok interleave p2p_send_rtr p2p_send_rtr_payload");
+			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok interleave resp_interleave p2p_send_rtr p2p_send_rtr_payload");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
 		fprintf(stderr, "\n-l modes: rep_ok rep_rev1 rep_read_rtr_payload rep_silent rep_rtr_unoffered rep_rtr_two rep_reject rep_bad_key rep_bad_rev rep_enh_short rep_pd_long rep_pd_short\n");
@@ -1588,6 +1667,8 @@ int main(int argc, char **argv)
 		rv = markers_ok();
 	else if (!strcmp(mode, "interleave"))
 		rv = interleave();
+	else if (!strcmp(mode, "resp_interleave"))
+		rv = resp_interleave();
 	else if (!strncmp(mode, "p2p_send_rtr", 12))
 		rv = p2p_send_rtr(!strcmp(mode, "p2p_send_rtr_payload"));
 	else

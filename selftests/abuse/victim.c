@@ -10,6 +10,12 @@
  * region (REMOTE_WRITE | REMOTE_READ) in the accept's private data
  * (struct victim_info).  Then:
  *
+ *   -R  once the connection is up, post two receives of
+ *       PEER_SEND_LEN bytes and RDMA READ PEER_READ_LEN bytes of the
+ *       peer's (fpdu_peer -m resp_interleave, which answers with SENDs
+ *       between and after the READ Response's FPDUs): all three must
+ *       complete successfully, the READ sink hold PAT_RESP1 then
+ *       PAT_RESP2, the receives PAT_SEND1 and PAT_SEND2, in order.
  *   -d  one second after the connection is up (the peer has sent part
  *       of an FPDU by then and stalled), ibv_dereg_mr() the region and
  *       time it: it must return promptly whatever the peer does,
@@ -316,12 +322,72 @@ static int clients(const struct sockaddr_in *sin, char *list, int bound_ms,
 	return bad ? 1 : 0;
 }
 
+/*
+ * -R: a READ from the peer, answered with SENDs interleaved (see the
+ * head of the file).  The region's first PEER_READ_LEN bytes are the
+ * READ's sink, the receives go after it.
+ */
+static bool read_from_peer(struct rdma_cm_id *id, struct ibv_cq *cq,
+			   struct ibv_mr *mr, uint8_t *buf)
+{
+	uint8_t *rbuf = buf + PEER_READ_LEN;
+	struct ibv_sge sge = { .lkey = mr->lkey };
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *brw;
+	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1 }, *bsw;
+	struct ibv_wc wc;
+	int got = 0, nrecv = 0, i, n;
+	double t0 = now_ms();
+	bool ok = true;
+
+	memset(buf, 0, PEER_READ_LEN + 2 * PEER_SEND_LEN);
+	for (i = 0; i < 2; i++) {
+		sge.addr = (uintptr_t)(rbuf + i * PEER_SEND_LEN);
+		sge.length = PEER_SEND_LEN;
+		rwr.wr_id = 1 + i;
+		if (ibv_post_recv(id->qp, &rwr, &brw))
+			return false;
+	}
+	sge.addr = (uintptr_t)buf;
+	sge.length = PEER_READ_LEN;
+	swr.wr_id = 9;
+	swr.opcode = IBV_WR_RDMA_READ;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = PEER_READ_TO;
+	swr.wr.rdma.rkey = PEER_READ_STAG;
+	if (ibv_post_send(id->qp, &swr, &bsw))
+		return false;
+	while (got < 3 && now_ms() - t0 < timeout_s * 1000.0) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (n <= 0) {
+			usleep(1000);
+			continue;
+		}
+		got++;
+		printf("# completion %d: wr_id %llu %s, %u bytes\n", got,
+		       (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(wc.status), wc.byte_len);
+		if (wc.status != IBV_WC_SUCCESS)
+			ok = false;
+		else if (wc.wr_id != 9 && (wc.wr_id != (uint64_t)++nrecv ||
+					   wc.byte_len != PEER_SEND_LEN))
+			ok = false;
+	}
+	for (i = 0; i < PEER_READ_LEN; i++)
+		ok &= buf[i] == (i < PEER_READ_LEN / 2 ? PAT_RESP1 : PAT_RESP2);
+	for (i = 0; i < 2 * PEER_SEND_LEN; i++)
+		ok &= rbuf[i] == (i < PEER_SEND_LEN ? PAT_SEND1 : PAT_SEND2);
+	printf("# READ of %d bytes from the peer and 2 receives: %d of 3 completions, data %s\n",
+	       PEER_READ_LEN, got, ok ? "in place" : "WRONG");
+	fflush(stdout);
+	return ok && got == 3;
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr = NULL, *rej_pd = NULL;
 	char *want = NULL;
 	int port = ABUSE_PORT, ird = 1, c, ok = 1, listen_s = 0, bound = 0;
-	bool dereg = false;
+	bool dereg = false, rpeer = false;
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *lid, *id;
 	struct rdma_cm_event *ev;
@@ -335,7 +401,7 @@ int main(int argc, char **argv)
 	void *buf;
 	double t0, ms;
 
-	while ((c = getopt(argc, argv, "a:p:i:dt:l:c:w:P:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:i:dRt:l:c:w:P:")) != -1) {
 		switch (c) {
 		case 'c': want = optarg; break;
 		case 'w': bound = atoi(optarg); break;
@@ -345,12 +411,13 @@ int main(int argc, char **argv)
 		case 'p': port = atoi(optarg); break;
 		case 'i': ird = atoi(optarg); break;
 		case 'd': dereg = true; break;
+		case 'R': rpeer = true; break;
 		case 't': timeout_s = atoi(optarg); break;
 		default: addr = NULL; optind = argc; break;
 		}
 	}
 	if (!addr || inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-d] [-t SECS] | -l SECS\n"
+		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-d | -R] [-t SECS] | -l SECS\n"
 			"       victim -c WANT[/PDATA][,...] -a ADDR [-p PORT] [-w MS] [-P PDATA] [-t SECS]\n"
 			"       (WANT: established rejected unreachable error fail)\n");
 		return 2;
@@ -421,6 +488,8 @@ int main(int argc, char **argv)
 	       mr->rkey, ird);
 	fflush(stdout);
 
+	if (rpeer && !read_from_peer(id, cq, mr, buf))
+		ok = 0;
 	if (dereg) {
 		sleep(1);
 		t0 = now_ms();

@@ -1009,6 +1009,8 @@ only peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
 only peer_case interleave 7408 "-i 4" "-m interleave" \
 	"a WRITE's two FPDUs with a READ request between them (tagged and untagged interleaved, as hardware sends them): both READs answered, the data in place" \
 	fpdu_peer "kiwi1 read_requests_served"
+only peer_case resp_interleave 7409 "-R" "-m resp_interleave" \
+	"kiwi's RDMA READ answered in two FPDUs with the peer's SENDs between and after them (READ Responses and SENDs interleaved, as hardware sends them): the READ's data and both receives in place, no TERMINATE"
 only case_peer_scenarios
 only case_handshakes
 only case_responder
