@@ -450,10 +450,10 @@ static int cap_hca(void)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "-s"))
-		return server(argv[2], argv[3]);
-	if (argc == 4 && !strcmp(argv[1], "-c"))
-		return client(argv[2], argv[3]);
+	int rv = cm_pair_main(argc, argv, server, client);
+
+	if (rv >= 0)
+		return rv;
 	if (argc == 2 && !strcmp(argv[1], "-x"))
 		return local_refusal();
 	if (argc == 2 && !strcmp(argv[1], "-a"))

@@ -86,4 +86,21 @@ static inline struct rdma_addrinfo *cm_pair_resolve(const char *addr,
 	return res;
 }
 
+typedef int cm_pair_side(const char *addr, const char *port);
+
+/*
+ * The usual command line, "-s ADDR PORT" (server) or "-c ADDR PORT"
+ * (client): that side's result, or -1 for the caller to try its own
+ * options (and print its usage).
+ */
+static inline int cm_pair_main(int argc, char **argv, cm_pair_side *server,
+			       cm_pair_side *client)
+{
+	if (argc == 4 && !strcmp(argv[1], "-s"))
+		return server(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "-c"))
+		return client(argv[2], argv[3]);
+	return -1;
+}
+
 #endif

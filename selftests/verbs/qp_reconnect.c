@@ -356,10 +356,10 @@ static int client(const char *addr, const char *port)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "-s"))
-		return server(argv[2], argv[3]);
-	if (argc == 4 && !strcmp(argv[1], "-c"))
-		return client(argv[2], argv[3]);
+	int rv = cm_pair_main(argc, argv, server, client);
+
+	if (rv >= 0)
+		return rv;
 	fprintf(stderr, "usage: qp_reconnect -s|-c ADDR PORT\n");
 	return 2;
 }
