@@ -33,6 +33,12 @@
 #   ird_flood     the peer sends 8 READ requests to a QP that advertised
 #                 IRD 1: at most one is answered, then TERMINATE DDP
 #                 untagged/no buffer
+#   interleave    a WRITE in two FPDUs with a READ request between them:
+#                 both READs answered, the data in place
+#   resp_interleave  kiwi's RDMA READ (victim -R) answered in two READ
+#                 Response FPDUs with a SEND between them and one after:
+#                 the sink and both receives in place, three successful
+#                 completions, no TERMINATE
 #   (each case that kiwi refuses also checks that the device counter
 #   for it, `rdma statistic show link DEV/1`, grew)
 #   peer_*        one malformed or hostile message each from fpdu_peer
