@@ -294,6 +294,35 @@ kiwi_term_check(struct kiwi_term_info *ti, bool rsvd, const __u8 *rest,
 	return KIWI_TW_OK;
 }
 
+/* Linux siw's word (see KIWI_TERM_SIW_M) in the RFC's order, reserved bits dropped. */
+static inline __u32 kiwi_term_from_siw(__u32 c)
+{
+	return ((c >> KIWI_TERM_ETYPE_SHIFT) & 0xf) << KIWI_TERM_LAYER_SHIFT |
+	       (c >> KIWI_TERM_LAYER_SHIFT) << KIWI_TERM_ETYPE_SHIFT |
+	       (c & (0xffu << KIWI_TERM_ECODE_SHIFT)) |
+	       (c & KIWI_TERM_SIW_M ? KIWI_TERM_M : 0) |
+	       (c & KIWI_TERM_SIW_D ? KIWI_TERM_D : 0) |
+	       (c & KIWI_TERM_SIW_R ? KIWI_TERM_R : 0);
+}
+
+/*
+ * @ti filled from the RFC-ordered word @w (and @rsvd, whether reserved
+ * bits were set), and what is wrong with it, if anything.
+ */
+static inline enum kiwi_term_why
+kiwi_term_read(struct kiwi_term_info *ti, __u32 w, bool rsvd,
+	       const __u8 *rest, __u32 have, __u32 len)
+{
+	memset(ti, 0, sizeof(*ti));
+	ti->layer = w >> KIWI_TERM_LAYER_SHIFT;
+	ti->etype = (w >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
+	ti->ecode = (w >> KIWI_TERM_ECODE_SHIFT) & 0xff;
+	ti->m = w & KIWI_TERM_M;
+	ti->d = w & KIWI_TERM_D;
+	ti->r = w & KIWI_TERM_R;
+	return kiwi_term_check(ti, rsvd, rest, have, len);
+}
+
 /*
  * Decode a received TERMINATE: its control word @t and the bytes after
  * it, @len of them by the MPA ULPDU length, of which the first @have
@@ -312,30 +341,15 @@ static inline void kiwi_term_parse(const struct kiwi_term *t,
 	__u32 c = kiwi_be32(t->ctrl);
 	struct kiwi_term_info s;
 
-	memset(ti, 0, sizeof(*ti));
-	ti->ctrl = c;
-	ti->layer = c >> KIWI_TERM_LAYER_SHIFT;
-	ti->etype = (c >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
-	ti->ecode = (c >> KIWI_TERM_ECODE_SHIFT) & 0xff;
-	ti->m = c & KIWI_TERM_M;
-	ti->d = c & KIWI_TERM_D;
-	ti->r = c & KIWI_TERM_R;
-	ti->why = kiwi_term_check(ti, c & KIWI_TERM_RSVD, rest, have, len);
-	if (ti->why >= KIWI_TW_LAYER && ti->why <= KIWI_TW_RSVD) {
-		memset(&s, 0, sizeof(s));
-		s.ctrl = c;
-		s.layer = (c >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
-		s.etype = c >> KIWI_TERM_LAYER_SHIFT;
-		s.ecode = ti->ecode;
-		s.m = c & KIWI_TERM_SIW_M;
-		s.d = c & KIWI_TERM_SIW_D;
-		s.r = c & KIWI_TERM_SIW_R;
-		s.siw_order = true;
-		if (kiwi_term_check(&s, c & KIWI_TERM_SIW_RSVD, rest, have,
-				    len) == KIWI_TW_OK &&
-		    kiwi_term_ecode_known(s.layer, s.etype, s.ecode))
-			*ti = s;
+	ti->why = kiwi_term_read(ti, c, c & KIWI_TERM_RSVD, rest, have, len);
+	if (ti->why >= KIWI_TW_LAYER && ti->why <= KIWI_TW_RSVD &&
+	    kiwi_term_read(&s, kiwi_term_from_siw(c), c & KIWI_TERM_SIW_RSVD,
+			   rest, have, len) == KIWI_TW_OK &&
+	    kiwi_term_ecode_known(s.layer, s.etype, s.ecode)) {
+		*ti = s;
+		ti->siw_order = true;
 	}
+	ti->ctrl = c;
 	if (ti->why) {	/* nothing in @rest is vouched for */
 		ti->ddp_len = 0;
 		ti->rdma_len = 0;
