@@ -533,14 +533,20 @@ static struct kiwi_hdr_untagged untagged(uint16_t ddp_rdmap, uint32_t qn,
 	return h;
 }
 
-static void send_write(uint32_t stag, uint64_t to, uint32_t len)
+/* A tagged FPDU of opcode @op (WRITE, READ Response): @len bytes of @pat. */
+static void send_tagged(uint8_t op, bool last, uint32_t stag, uint64_t to,
+			uint32_t len, uint8_t pat)
 {
 	static uint8_t data[66000];
-	struct kiwi_hdr_tagged h = tagged(kiwi_ddp_rdmap(KIWI_OP_WRITE, true),
-					  stag, to);
+	struct kiwi_hdr_tagged h = tagged(kiwi_ddp_rdmap(op, last), stag, to);
 
-	memset(data, PAT_PEER, len);
+	memset(data, pat, len);
 	send_fpdu(&h, sizeof(h), data, len);
+}
+
+static void send_write(uint32_t stag, uint64_t to, uint32_t len)
+{
+	send_tagged(KIWI_OP_WRITE, true, stag, to, len, PAT_PEER);
 }
 
 /* A READ Request for @size bytes at @sink_to, @extra bytes too long. */
@@ -570,14 +576,21 @@ static void send_read_req(uint32_t msn, uint32_t size, uint32_t src_stag,
 	send_read_req_to(msn, 0, size, src_stag, src_to, 0);
 }
 
-static void send_send(uint32_t qn, uint32_t msn, uint32_t mo, uint32_t len)
+/* A SEND, last segment: @len (at most 256) bytes of @pat. */
+static void send_send_fill(uint32_t qn, uint32_t msn, uint32_t mo,
+			   uint32_t len, uint8_t pat)
 {
-	static uint8_t data[256];
+	uint8_t data[256];
 	struct kiwi_hdr_untagged h =
 		untagged(kiwi_ddp_rdmap(KIWI_OP_SEND, true), qn, msn, mo);
 
-	memset(data, PAT_PEER, sizeof(data));
+	memset(data, pat, sizeof(data));
 	send_fpdu(&h, sizeof(h), data, len);
+}
+
+static void send_send(uint32_t qn, uint32_t msn, uint32_t mo, uint32_t len)
+{
+	send_send_fill(qn, msn, mo, len, PAT_PEER);
 }
 
 /* FPDUs whose trouble is in the MPA or DDP/RDMAP framing. */
@@ -1034,25 +1047,15 @@ static int markers_ok(void)
  * READs must be answered, the last with both halves in place, and no
  * TERMINATE may come.
  */
-static void send_write_part(uint64_t to, uint32_t len, bool last,
-			    uint8_t pat)
-{
-	static uint8_t data[4096];
-	struct kiwi_hdr_tagged h = tagged(kiwi_ddp_rdmap(KIWI_OP_WRITE, last),
-					  v_rkey(), to);
-
-	memset(data, pat, len);
-	send_fpdu(&h, sizeof(h), data, len);
-}
-
 static int interleave(void)
 {
 	uint32_t len = v_len() < 1024 ? v_len() : 1024, half = len / 2, i;
 	int resp = 0, got;
 
-	send_write_part(v_addr(), half, false, 0xa1);
+	send_tagged(KIWI_OP_WRITE, false, v_rkey(), v_addr(), half, 0xa1);
 	send_read_req(1, half, v_rkey(), v_addr());
-	send_write_part(v_addr() + half, len - half, true, 0xb2);
+	send_tagged(KIWI_OP_WRITE, true, v_rkey(), v_addr() + half,
+		    len - half, 0xb2);
 	send_read_req(2, len, v_rkey(), v_addr());
 	got = await_terminate(3000, &resp);
 	if (got != GOT_TIMEOUT || resp != 2 || resp_len != len) {
@@ -1080,28 +1083,6 @@ static int interleave(void)
  * interleaved, as hardware may send them.  No TERMINATE may come; the
  * victim checks what landed where.
  */
-static void send_resp_part(uint32_t stag, uint64_t to, uint32_t len,
-			   bool last, uint8_t pat)
-{
-	static uint8_t data[PEER_READ_LEN];
-	struct kiwi_hdr_tagged h =
-		tagged(kiwi_ddp_rdmap(KIWI_OP_READ_RESP, last), stag, to);
-
-	memset(data, pat, len);
-	send_fpdu(&h, sizeof(h), data, len);
-}
-
-static void send_send_pat(uint32_t msn, uint8_t pat)
-{
-	uint8_t data[PEER_SEND_LEN];
-	struct kiwi_hdr_untagged h =
-		untagged(kiwi_ddp_rdmap(KIWI_OP_SEND, true), KIWI_QN_SEND,
-			 msn, 0);
-
-	memset(data, pat, sizeof(data));
-	send_fpdu(&h, sizeof(h), data, sizeof(data));
-}
-
 static int resp_interleave(void)
 {
 	const struct kiwi_read_req *r = (const void *)(rx_buf +
@@ -1129,10 +1110,11 @@ static int resp_interleave(void)
 		return 1;
 	}
 	half = size / 2;
-	send_resp_part(stag, to, half, false, PAT_RESP1);
-	send_send_pat(1, PAT_SEND1);
-	send_resp_part(stag, to + half, size - half, true, PAT_RESP2);
-	send_send_pat(2, PAT_SEND2);
+	send_tagged(KIWI_OP_READ_RESP, false, stag, to, half, PAT_RESP1);
+	send_send_fill(KIWI_QN_SEND, 1, 0, PEER_SEND_LEN, PAT_SEND1);
+	send_tagged(KIWI_OP_READ_RESP, true, stag, to + half, size - half,
+		    PAT_RESP2);
+	send_send_fill(KIWI_QN_SEND, 2, 0, PEER_SEND_LEN, PAT_SEND2);
 	got = await_terminate(3000, NULL);
 	if (got != GOT_TIMEOUT) {
 		printf("fpdu_peer: FAILED after the interleaved READ Response and SENDs: %s\n",
@@ -1412,14 +1394,10 @@ static int await_rtr(uint16_t rtr)
 static void answer_read_rtr(uint32_t len)
 {
 	struct kiwi_read_req r;
-	struct kiwi_hdr_tagged h;
-	uint8_t data[64];
 
 	memcpy(&r, rx_buf + sizeof(struct kiwi_hdr_untagged), sizeof(r));
-	h = tagged(kiwi_ddp_rdmap(KIWI_OP_READ_RESP, true),
-		   ntohl(r.sink_stag), be64toh(r.sink_to));
-	memset(data, PAT_PEER, sizeof(data));
-	send_fpdu(&h, sizeof(h), data, len);
+	send_tagged(KIWI_OP_READ_RESP, true, ntohl(r.sink_stag),
+		    be64toh(r.sink_to), len, PAT_PEER);
 }
 
 /*
@@ -1572,18 +1550,19 @@ static int responder_list(const struct sockaddr_in *sin, char *modes,
 	return bad ? 1 : 0;
 }
 
+static const char *const rep_modes[] = {
+	"rep_ok", "rep_rev1", "rep_read_rtr_payload", "rep_silent",
+	"rep_rtr_unoffered", "rep_rtr_two", "rep_reject", "rep_bad_key",
+	"rep_bad_rev", "rep_enh_short", "rep_pd_long", "rep_pd_short",
+};
+
+/* @m a comma list of rep_modes[] only. */
 static bool is_responder_mode(const char *m)
 {
-	static const char *const modes[] = {
-		"rep_ok", "rep_rev1", "rep_read_rtr_payload", "rep_silent",
-		"rep_rtr_unoffered", "rep_rtr_two", "rep_reject",
-		"rep_bad_key", "rep_bad_rev", "rep_enh_short", "rep_pd_long",
-		"rep_pd_short",
-	};
 	size_t len = strcspn(m, ","), i;
 
-	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (strlen(modes[i]) == len && !strncmp(m, modes[i], len))
+	for (i = 0; i < sizeof(rep_modes) / sizeof(rep_modes[0]); i++)
+		if (strlen(rep_modes[i]) == len && !strncmp(m, rep_modes[i], len))
 			return !m[len] || is_responder_mode(m + len + 1);
 	return false;
 }
@@ -1635,7 +1614,10 @@ int main(int argc, char **argv)
 			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok interleave resp_interleave p2p_send_rtr p2p_send_rtr_payload");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
-		fprintf(stderr, "\n-l modes: rep_ok rep_rev1 rep_read_rtr_payload rep_silent rep_rtr_unoffered rep_rtr_two rep_reject rep_bad_key rep_bad_rev rep_enh_short rep_pd_long rep_pd_short\n");
+		fprintf(stderr, "\n-l modes:");
+		for (i = 0; i < sizeof(rep_modes) / sizeof(rep_modes[0]); i++)
+			fprintf(stderr, " %s", rep_modes[i]);
+		fprintf(stderr, "\n");
 		return 2;
 	}
 	kiwi_crc_tab_init(&crc_tab);
