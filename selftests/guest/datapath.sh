@@ -113,9 +113,6 @@ res_attr_test() {
 	done
 }
 
-# ring_conn: ibv_wr_* / cq_ex on a connected pair, then a WQE garbled in
-# the mapped send ring must fail cleanly (no kernel warning: the guest
-# harness checks dmesg).
 # verbs_pair BIN PORT: BIN's server (-s) in kwb and, once it listens,
 # its client (-c) in kwa; outputs in $TMPD/srv and $TMPD/cli, exit
 # statuses in PAIR_SRC and PAIR_RC.
@@ -130,16 +127,28 @@ verbs_pair() {
 	PAIR_SRC=$?
 }
 
-ring_conn_test() {
-	local bin=$GUEST_DIR/../../build/selftests/ring_conn
-	if [ ! -x "$bin" ]; then
-		notok "ring_conn: $bin not built"
-		return
-	fi
-	verbs_pair "$bin" 7175
-	pair_verdict "ring_conn: ibv_wr_* + cq_ex, garbled WQE -> LOC_QP_OP_ERR" \
-		$PAIR_RC $PAIR_SRC
+# pair_bin PROG: PROG's path in PAIR_BIN; "not ok" and 1 if not built.
+pair_bin() {
+	PAIR_BIN=$GUEST_DIR/../../build/selftests/$1
+	[ -x "$PAIR_BIN" ] && return
+	notok "$1: $PAIR_BIN not built"
+	return 1
+}
+
+# pair_run PORT TITLE: PAIR_BIN run as a pair on PORT (verbs_pair), its
+# verdict TITLE, both outputs as diagnostics.
+pair_run() {
+	verbs_pair "$PAIR_BIN" "$1"
+	pair_verdict "$2" $PAIR_RC $PAIR_SRC
 	diag "$TMPD/cli" "$TMPD/srv"
+}
+
+# ring_conn: ibv_wr_* / cq_ex on a connected pair, then a WQE garbled in
+# the mapped send ring must fail cleanly (no kernel warning: the guest
+# harness checks dmesg).
+ring_conn_test() {
+	pair_bin ring_conn &&
+		pair_run 7175 "ring_conn: ibv_wr_* + cq_ex, garbled WQE -> LOC_QP_OP_ERR"
 }
 
 # imm_conn: RFC 7306 immediate data between kiwi0 and kiwi1 with the
@@ -159,21 +168,14 @@ term_logged() {
 }
 
 imm_conn_test() {
-	local bin=$GUEST_DIR/../../build/selftests/imm_conn
 	local p=/sys/module/kiwi/parameters/rfc7306_imm
-	if [ ! -x "$bin" ]; then
-		notok "imm_conn: $bin not built"
-		return
-	fi
+	pair_bin imm_conn || return
 	echo Y >$p
-	verbs_pair "$bin" 7177
+	pair_run 7177 "imm_conn: WRITE/SEND with immediate data, solicited, 20 in order, zero-length"
 	echo N >$p
-	pair_verdict "imm_conn: WRITE/SEND with immediate data, solicited, 20 in order, zero-length" \
-		$PAIR_RC $PAIR_SRC
-	diag "$TMPD/cli" "$TMPD/srv"
 	term_logged "imm_conn: Immediate Data with no receive -> TERMINATE (DDP untagged, no buffer)" \
 		"op 12 layer 1 type 2 code 0x02"
-	if A timeout 30 "$bin" -x >"$TMPD/cli" 2>&1; then
+	if A timeout 30 "$PAIR_BIN" -x >"$TMPD/cli" 2>&1; then
 		ok "imm_conn: rfc7306_imm off -> immediate data refused locally (EOPNOTSUPP)"
 	else
 		notok "imm_conn: rfc7306_imm off -> immediate data refused locally (EOPNOTSUPP)"
@@ -259,19 +261,12 @@ atomic_local() {
 # out-of-bounds offset).  Then perftest's atomics, and with the
 # parameter off atomic WRs fail locally and atomic_cap is NONE.
 atomic_conn_test() {
-	local bin=$GUEST_DIR/../../build/selftests/atomic_conn
 	local p=/sys/module/kiwi/parameters/rfc7306_atomics
 	local what t a
-	if [ ! -x "$bin" ]; then
-		notok "atomic_conn: $bin not built"
-		return
-	fi
+	pair_bin atomic_conn || return
 	echo Y >$p
-	atomic_local "$bin" -a "rfc7306_atomics on -> atomic_cap IBV_ATOMIC_HCA"
-	verbs_pair "$bin" 7179
-	pair_verdict "atomic_conn: fetch-add, cmp-swap hit/miss, 2 QPs x 500 on one counter, refusals" \
-		$PAIR_RC $PAIR_SRC
-	diag "$TMPD/cli" "$TMPD/srv"
+	atomic_local "$PAIR_BIN" -a "rfc7306_atomics on -> atomic_cap IBV_ATOMIC_HCA"
+	pair_run 7179 "atomic_conn: fetch-add, cmp-swap hit/miss, 2 QPs x 500 on one counter, refusals"
 	for what in "access:0x02" "bounds:0x01"; do
 		term_logged "atomic_conn: refused atomic ($what) -> TERMINATE RDMAP protection" \
 			"op 10 layer 0 type 1 code ${what#*:}"
@@ -282,7 +277,7 @@ atomic_conn_test() {
 		done
 	done
 	echo N >$p
-	atomic_local "$bin" -x "rfc7306_atomics off -> atomic_cap NONE, atomics refused locally (EOPNOTSUPP)"
+	atomic_local "$PAIR_BIN" -x "rfc7306_atomics off -> atomic_cap NONE, atomics refused locally (EOPNOTSUPP)"
 }
 
 # field NAME: the word after NAME in each line of stdin ("rdma statistic"
@@ -452,16 +447,9 @@ hw_test() {
 # across the zero-based window's end the DDP tagged base-or-bounds one
 # on op 0 (layer 1, type 1, code 0x01).
 mw_conn_test() {
-	local bin=$GUEST_DIR/../../build/selftests/mw_conn
 	local what m
-	if [ ! -x "$bin" ]; then
-		notok "mw_conn: $bin not built"
-		return
-	fi
-	verbs_pair "$bin" 7181
-	pair_verdict "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2, type 2 of a destroyed QP" \
-		$PAIR_RC $PAIR_SRC
-	diag "$TMPD/cli" "$TMPD/srv"
+	pair_bin mw_conn || return
+	pair_run 7181 "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2, type 2 of a destroyed QP"
 	# The server exited with two windows bound in a region.
 	if [ -z "$(B rdma res show mr dev kiwi1 2>&1)" ]; then
 		ok "mw_conn: exit with bound windows frees them and their region"
@@ -481,15 +469,8 @@ mw_conn_test() {
 # a new cm_id with another IRD/ORD (its inbound READ queue replaced),
 # three times, READs and SENDs checked each time.
 qp_reconnect_test() {
-	local bin=$GUEST_DIR/../../build/selftests/qp_reconnect
-	if [ ! -x "$bin" ]; then
-		notok "qp_reconnect: $bin not built"
-		return
-	fi
-	verbs_pair "$bin" 7183
-	pair_verdict "qp_reconnect: one QP, RESET between connections, IRD 2 -> 6 -> 2" \
-		$PAIR_RC $PAIR_SRC
-	diag "$TMPD/cli" "$TMPD/srv"
+	pair_bin qp_reconnect &&
+		pair_run 7183 "qp_reconnect: one QP, RESET between connections, IRD 2 -> 6 -> 2"
 }
 
 # mk_stat DEV COUNTER: a device counter (rdma statistic, port 1).
