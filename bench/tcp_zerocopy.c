@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <linux/errqueue.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -30,6 +30,7 @@ ip -n zca link set zc0 mtu "$MTU" up
 ip -n zcb link set zc1 mtu "$MTU" up
 
 # kernel and busy jiffies of all CPUs
+HZ=$(getconf CLK_TCK)
 cpu() { awk '/^cpu /{print $4+$7+$8, $2+$3+$4+$7+$8}' /proc/stat; }
 
 echo "zcopy-guest: $(uname -r), $(nproc) CPUs, MTU $MTU, $MSG-byte sends, ${SECS}s runs, $REPS repetitions"
@@ -45,9 +46,8 @@ for ((r = 0; r < REPS; r++)); do
 		wait $rpid
 		read -r k1 b1 < <(cpu)
 		bytes=$(sed -n 's/.* bytes=\([0-9]*\).*/\1/p' <<< "$out")
-		hz=$(getconf CLK_TCK)
 		awk -v o="$out" -v r=$((r + 1)) -v k=$((k1 - k0)) -v b=$((b1 - b0)) \
-		    -v n="$bytes" -v hz="$hz" -v recv="$(cat /tmp/zc.recv)" 'BEGIN {
+		    -v n="$bytes" -v hz="$HZ" -v recv="$(cat /tmp/zc.recv)" 'BEGIN {
 			gib = n / 2^30
 			printf "rep=%d %s %s kernel_s=%.2f busy_s=%.2f kernel_s_per_gib=%.2f\n",
 			       r, o, recv, k / hz, b / hz, (k / hz) / gib }'
