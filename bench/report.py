@@ -80,10 +80,19 @@ def parse(path):
                     pass
             elif kind == "connmem" and len(parts) >= 5:
                 try:
-                    connmem[parts[1]] = {"n": int(parts[2]), "slab_kib": int(parts[3]),
-                                         "vmalloc_kib": int(parts[4])}
+                    c = {"n": int(parts[2]), "slab_kib": int(parts[3]),
+                         "vmalloc_kib": int(parts[4])}
                 except ValueError:
-                    pass
+                    continue
+                # after traffic and memory in use: absent in older logs,
+                # empty where not measured
+                for i, k in ((5, "slab2_kib"), (6, "vmalloc2_kib"), (7, "used_kib"),
+                             (8, "used2_kib")):
+                    try:
+                        c[k] = int(parts[i])
+                    except (IndexError, ValueError):
+                        pass
+                connmem[parts[1]] = c
             elif kind == "qpmem" and len(parts) >= 3:
                 kv = {}
                 words = "|".join(parts[2:]).split()
@@ -408,7 +417,7 @@ def main():
                         ",".join(f"{k}={v:g}" for k, v in r["extra"].items()), r["note"]])
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump({"meta": meta, "runs": runs, "allocs": allocs, "qpmem": qpmem,
-                   "targets": tres}, f, indent=1, ensure_ascii=False)
+                   "connmem": connmem, "targets": tres}, f, indent=1, ensure_ascii=False)
 
     counts = {}
     for t in tres:
@@ -463,16 +472,31 @@ def main():
     if qtab:
         md += ["## Kernel memory per QP (not connected)", "", qtab, ""]
     if connmem:
-        crows = [[STACK_LABEL.get(st, st), str(c["n"]), f"{c['slab_kib']:,}",
-                  f"{c['vmalloc_kib']:,}",
-                  f"{(c['slab_kib'] + c['vmalloc_kib']) * 1024 / c['n']:,.0f}"]
-                 for st, c in connmem.items()]
-        ctab = table(crows, ["stack", "QP pairs", "slab KiB", "vmalloc KiB",
-                             "bytes per pair (both ends, TCP included)"])
+        def per_pair(c, *keys):
+            if not all(k in c for k in keys):
+                return "—"
+            return f"{sum(c[k] for k in keys) * 1024 / c['n']:,.0f}"
+
+        def kib(c, k):
+            return f"{c[k]:,}" if k in c else "—"
+        crows = []
+        for st, c in connmem.items():
+            for phase, sfx in (("connected, no data yet", ""), ("after traffic", "2")):
+                crows.append([STACK_LABEL.get(st, st), str(c["n"]), phase,
+                              kib(c, f"slab{sfx}_kib"), kib(c, f"vmalloc{sfx}_kib"),
+                              per_pair(c, f"slab{sfx}_kib", f"vmalloc{sfx}_kib"),
+                              per_pair(c, f"used{sfx}_kib")])
+        ctab = table(crows, ["stack", "QP pairs", "when", "slab KiB", "vmalloc KiB",
+                             "slab+vmalloc B/pair", "in use B/pair"])
         md += ["## Kernel memory per connected QP pair", "",
                "build/selftests/manyqp connects N pairs (one PD, MR and CQ per process, "
-               "2 send and 2 receive WRs per QP) and holds them before any data moves; kiwi on the "
-               "standard wire.", "", ctab, ""]
+               "2 send and 2 receive WRs per QP) and holds them before any data moves; then "
+               "every pair exchanges a 256-byte SEND each way and both sides hold their "
+               "connections open again (\"after traffic\").  Growth over the whole guest "
+               "from before the connections, divided by N: both ends and their TCP sockets. "
+               "\"In use\" is MemTotal - MemFree: it also counts pages allocated outside "
+               "slab and vmalloc (a stack's transmit pages, TCP's page frags) and the two "
+               "manyqp processes' own memory.  kiwi on the standard wire.", "", ctab, ""]
         term += ["== kernel memory per connected QP pair ==", ctab, ""]
     md += ["## Targets", ""]
     trows = [[t["target"] + f" (MTU {t['mtu']})", t["status"], t["measured"]] for t in tres]

@@ -3,8 +3,9 @@
  * manyqp -- many connected QPs at once, each moving verified data.  For
  * selftests/guest/load.sh.
  *
- *   manyqp -s ADDR PORT N          accept N connections, then serve them
- *   manyqp -c ADDR PORT N GOFILE   connect N, wait for GOFILE, exchange
+ *   manyqp -s ADDR PORT N [HOLD]   accept N connections, then serve them
+ *   manyqp -c ADDR PORT N GOFILE [HOLD]
+ *                                  connect N, wait for GOFILE, exchange
  *   manyqp -x ADDR PORT N          try N more connections than the
  *                                  device allows: report how many the
  *                                  kernel refused (ENOMEM), cleanly
@@ -12,8 +13,11 @@
  * Per connection i (client side numbering, sent in the private data):
  * the client SENDs 256 bytes of pattern(i) and the server checks every
  * byte, then SENDs back pattern(~i), which the client checks.  All QPs
- * of a process share one PD, MR and CQ.  Output: "# " lines and a final
- * "manyqp: ..." line.  Exit status 0 if every connection carried its
+ * of a process share one PD, MR and CQ.  With HOLD, a file name, each
+ * side keeps its connections open after the exchange until HOLD exists
+ * (at most HOLD_MAX_S seconds), so that the kernel memory of connected
+ * QPs that have moved data can be measured (make bench).  Output: "# "
+ * lines and a final "manyqp: ..." line.  Exit status 0 if every connection carried its
  * data intact (for -x: if every attempt either connected or was refused
  * with a clean error), 1 if not, 2 on setup errors.
  */
@@ -31,6 +35,7 @@
 #include <rdma/rdma_cma.h>
 
 #define MSG	256
+#define HOLD_MAX_S	300
 
 struct conn {
 	struct rdma_cm_id *id;
@@ -150,7 +155,23 @@ static int receive_all(bool server, int *bad)
 	return left;
 }
 
-static int server(struct sockaddr_in *sin, int n)
+/* Keep the connections open until @hold exists; bounded, never fatal. */
+static void hold_open(const char *hold)
+{
+	int i;
+
+	if (!hold)
+		return;
+	printf("# exchanged; holding until %s\n", hold);
+	fflush(stdout);
+	for (i = 0; i < HOLD_MAX_S * 10 && access(hold, F_OK); i++)
+		usleep(100000);
+	if (access(hold, F_OK))
+		printf("# %s did not appear in %d s; closing\n", hold,
+		       HOLD_MAX_S);
+}
+
+static int server(struct sockaddr_in *sin, int n, const char *hold)
 {
 	struct rdma_cm_id *lid;
 	int accepted = 0, bad = 0, left;
@@ -192,6 +213,7 @@ static int server(struct sockaddr_in *sin, int n)
 	left = receive_all(true, &bad);
 	printf("manyqp: server: %d connections, %d messages verified, %d missing, %d bad\n",
 	       nconn, nconn - left - bad, left, bad);
+	hold_open(hold);
 	return accepted == n && !left && !bad ? 0 : 1;
 }
 
@@ -236,7 +258,8 @@ static int connect_one(struct sockaddr_in *sin, int i, uint32_t tag, int n)
 	return rv;
 }
 
-static int client(struct sockaddr_in *sin, int n, const char *go)
+static int client(struct sockaddr_in *sin, int n, const char *go,
+		  const char *hold)
 {
 	int i, bad = 0, left;
 
@@ -260,6 +283,7 @@ static int client(struct sockaddr_in *sin, int n, const char *go)
 	left = receive_all(false, &bad);
 	printf("manyqp: client: %d connections, %d replies verified, %d missing, %d bad\n",
 	       n, n - left - bad, left, bad);
+	hold_open(hold);
 	return !left && !bad ? 0 : 1;
 }
 
@@ -290,7 +314,7 @@ int main(int argc, char **argv)
 
 	if (argc < 5 || inet_pton(AF_INET, argv[2], &sin.sin_addr) != 1 ||
 	    (n = atoi(argv[4])) <= 0 || (argv[1][1] == 'c' && argc < 6)) {
-		fprintf(stderr, "usage: manyqp -s|-c|-x ADDR PORT N [GOFILE]\n");
+		fprintf(stderr, "usage: manyqp -s ADDR PORT N [HOLD] | -c ADDR PORT N GOFILE [HOLD] | -x ADDR PORT N\n");
 		return 2;
 	}
 	sin.sin_port = htons(atoi(argv[3]));
@@ -300,9 +324,9 @@ int main(int argc, char **argv)
 		return 2;
 	switch (argv[1][1]) {
 	case 's':
-		return server(&sin, n);
+		return server(&sin, n, argc > 5 ? argv[5] : NULL);
 	case 'c':
-		return client(&sin, n, argv[5]);
+		return client(&sin, n, argv[5], argc > 6 ? argv[6] : NULL);
 	case 'x':
 		return excess(&sin, n);
 	}
