@@ -17,9 +17,10 @@
  * side keeps its connections open after the exchange until HOLD exists
  * (at most HOLD_MAX_S seconds), so that the kernel memory of connected
  * QPs that have moved data can be measured (make bench).  Output: "# "
- * lines and a final "manyqp: ..." line.  Exit status 0 if every connection carried its
- * data intact (for -x: if every attempt either connected or was refused
- * with a clean error), 1 if not, 2 on setup errors.
+ * lines and a final "manyqp: ..." line.  Exit status 0 if every
+ * connection carried its data intact (for -x: if every attempt either
+ * connected or was refused with a clean error), 1 if not, 2 on setup
+ * errors.
  */
 #define _GNU_SOURCE
 #include <errno.h>
