@@ -4,42 +4,57 @@
 #
 #   make            build kmod/kiwi.ko, build/provider/libkiwi-rdmav34.so and
 #                   the test-only kernel consumer selftests/kconsumer/*.ko
-#   make deps       install the Debian packages the build and tests need
+#   make install    the module (through DKMS, for the running kernel) and the
+#                   provider on this machine; installs the build set first
+#   make uninstall  remove what make install installed
+#   make deb        Debian packages kiwi-dkms and libkiwi-rdmav34 (build/deb/);
+#                   installs the build and packaging sets first
+#   make deps       install the test set (everything below needs it); also
+#                   make deps-build (make, make install), deps-deb (make deb)
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
 #   make check      run every test (last line: "N passed, N failed")
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
 #   make fuzz       the wire parsers under libFuzzer, 60 s each (build/fuzz/)
-#   make install    the module (through DKMS) and the provider on this machine
-#   make uninstall  remove what make install installed
-#   make deb        Debian packages kiwi-dkms and libkiwi-rdmav34 (build/deb/)
-#   make fresh-check make deps, make, make demo in a new Debian 12 chroot (scripts/fresh-check)
+#   make fresh-check a build-only and a full machine, each in a new Debian 12
+#                   chroot (scripts/fresh-check)
+#   make version    print the version this tree builds (scripts/version)
 
-# Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
-# The running kernel is irrelevant: modules are tested in a guest.
-KDIR ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
+# Kernel headers, unless KDIR is given.  Goals that boot a test guest
+# need the newest Debian 6.1 headers (the guest boots that kernel); a
+# plain `make` takes the running kernel's when they are installed, else
+# those 6.1 ones.
+GUEST_GOALS := demo check bench soak
+NEWEST_61 := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
+RUNNING_KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
+ifneq ($(filter $(GUEST_GOALS),$(MAKECMDGOALS)),)
+KDIR ?= $(NEWEST_61)
+else
+KDIR ?= $(if $(RUNNING_KDIR),$(RUNNING_KDIR),$(NEWEST_61))
+endif
 KVER ?= $(patsubst linux-headers-%,%,$(notdir $(KDIR)))
 BUILD ?= $(CURDIR)/build
 JOBS ?= $(shell nproc)
 
-# Goals that need the Debian packages (scripts/install-deps).  `make GOAL`
-# runs `make deps` and then GOAL in a second make, which looks for the
-# kernel headers afresh: this one looked before deps could install them.
+# Goals that need Debian packages (scripts/install-deps): `make GOAL`
+# installs GOAL's set and then runs GOAL in a second make, which looks for
+# the kernel headers afresh: this one looked before they were installed.
 # A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
 WITH_DEPS := demo check bench soak fuzz install deb
+deps_for = $(if $(filter install,$(1)),deps-build,$(if $(filter deb,$(1)),deps-deb,deps))
 
 export BUILD
 ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod kconsumer provider siw deps demo check bench soak fuzz install deb uninstall clean help fresh-check
+.PHONY: all kmod kconsumer provider siw deps deps-build deps-deb version demo check bench soak fuzz install deb uninstall clean help fresh-check
 
 all: kmod kconsumer provider
 
 kmod kconsumer:
-	@test -n "$(KDIR)" || { echo "kiwi: no linux-headers-6.1.*-amd64 found; run 'make deps' or pass KDIR=" >&2; exit 1; }
+	@test -n "$(KDIR)" || { echo "kiwi: no kernel headers (linux-headers-$$(uname -r) or linux-headers-6.1.*-amd64); run 'make deps-build' or pass KDIR=" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR)$(if $(filter kconsumer,$@),/selftests/kconsumer) W=1 modules
 
 provider:
@@ -50,10 +65,20 @@ siw:
 	$(CURDIR)/scripts/build-siw $(BUILD)/siw
 
 deps:
-	$(CURDIR)/scripts/install-deps
+	$(CURDIR)/scripts/install-deps --set test
+
+deps-build:
+	$(CURDIR)/scripts/install-deps --set build
+
+deps-deb:
+	$(CURDIR)/scripts/install-deps --set deb
+
+version:
+	@$(CURDIR)/scripts/version
 
 ifndef KIWI_DEPS_DONE
-$(WITH_DEPS): deps
+.SECONDEXPANSION:
+$(WITH_DEPS): $$(call deps_for,$$@)
 	+@$(MAKE) --no-print-directory KIWI_DEPS_DONE=1 $@
 else
 demo: all
@@ -71,7 +96,8 @@ soak: all
 fuzz:
 	$(CURDIR)/scripts/fuzz
 
-install: all
+# DKMS builds the module for the running kernel: only the provider here.
+install: provider
 	$(CURDIR)/scripts/install install
 
 deb:
@@ -82,12 +108,12 @@ uninstall:
 	$(CURDIR)/scripts/install uninstall
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kconsumer clean
+	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)
+	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/kconsumer clean)
 	rm -rf $(BUILD)
 
 fresh-check:
 	$(CURDIR)/scripts/fresh-check
 
 help:
-	@sed -n '3,15p' Makefile
+	@sed -n '/^#   make /,/^$$/{/^$$/q;s/^# \{0,3\}//p}' Makefile
