@@ -27,7 +27,17 @@
 #      rdma link add kv0_kiwi / kv1_kiwi on a veth pair between two
 #      network namespaces, ibv_devinfo (fw_ver = the version), rping -V
 #      and ib_write_bw -R, with RDMAV_DRIVERS unset;
-#   4. rmmod, apt-get remove: no module, source, DKMS entry or provider
+#   4. the tools installed with kiwi-dkms: kiwi-selftest (PASS, and FAIL
+#      with exit 1 when libibverbs cannot find the provider), kiwi-diag
+#      (the report names the module, its parameters, the links),
+#      kiwi-link@.service (systemd-analyze verify; the unit's ExecStart
+#      and ExecStop run as systemd would for a veth: add, add again,
+#      delete, the netdev removed and re-added; the guest has no systemd
+#      as init, so the unit's activation by the netdev's device unit is
+#      not exercised here);
+#   5. the user guide's recipes (selftests/guest/recipes.sh), run as
+#      written against the installed packages;
+#   6. rmmod, apt-get remove: no module, source, DKMS entry or provider
 #      left, only the conffile /etc/libibverbs.d/kiwi.driver (dpkg keeps
 #      conffiles until purge); apt-get purge: nothing at all.
 # Output is TAP 13 with the plan line last.
@@ -112,6 +122,8 @@ fresh_machine() {
 		ln -s "/usr/src/linux-headers-$KVER" "/lib/modules/$KVER/build"
 	fi
 	modinfo kiwi >/dev/null 2>&1 && { echo "a kiwi module is already there"; return 1; }
+	# The user guide and its runner, read before the tree is hidden.
+	cp "$REPO/Documentation/user-guide.md" "$GUEST_DIR/recipes.sh" "$TMPD/" || return 1
 	# Nothing from the source tree: the test's own functions are loaded,
 	# and bash reads this script through its open descriptor.
 	mount -t tmpfs -o ro,size=1m kiwi-hidden "$REPO" && [ -z "$(ls -A "$REPO")" ]
@@ -125,13 +137,17 @@ install_debs() {
 }
 
 module_from_dkms() {
-	local file ver
+	local file ver pver
 	dkms status -m kiwi
 	dkms status -m kiwi -k "$KVER" | grep -q ': installed' || return 1
 	file=$(modinfo -F filename kiwi) && ver=$(modinfo -F version kiwi) || return 1
-	echo "$file $ver"
+	pver=$(dpkg-query -W -f '${Version}' kiwi-dkms)
+	echo "$file $ver (package $pver)"
+	# The module carries the upstream version (VERSION), the package
+	# and DKMS the full one (VERSION+gitDATE.N.HASH).
 	[[ $file == /lib/modules/$KVER/updates/dkms/kiwi.ko* ]] &&
-	[ "$ver" = "$(dpkg-query -W -f '${Version}' kiwi-dkms)" ]
+	[ "$ver" = "${pver%%+*}" ] &&
+	dkms status -m kiwi -v "$pver" -k "$KVER" | grep -q ': installed'
 }
 
 provider_installed() {
@@ -148,6 +164,12 @@ later_kernel() {
 	local k=$KIWI_DEB_LATER
 	[ -L "/lib/modules/$k/build.kiwi-hidden" ] &&
 		mv "/lib/modules/$k/build.kiwi-hidden" "/lib/modules/$k/build"
+	# Headers unpacked into the cache (scripts/guest-kernel), not
+	# installed: what linux-headers-VER would link.
+	if [ ! -e "/lib/modules/$k/build" ] && [ -n "${KIWI_DEB_LATER_HDR:-}" ]; then
+		mkdir -p "/lib/modules/$k" &&
+		ln -s "$KIWI_DEB_LATER_HDR" "/lib/modules/$k/build"
+	fi
 	[ -e "/lib/modules/$k/build" ] || { echo "no headers for $k"; return 1; }
 	/etc/kernel/postinst.d/dkms "$k" || return 1
 	dkms status -m kiwi
@@ -167,7 +189,7 @@ devinfo() {
 	ver=$(dpkg-query -W -f '${Version}' libkiwi-rdmav34)
 	A ibv_devinfo -d kv0_kiwi | tee "$TMPD/devinfo"
 	grep -q 'transport:.*iWARP' "$TMPD/devinfo" &&
-	grep -q "fw_ver:.*$ver" "$TMPD/devinfo" &&
+	grep -q "fw_ver:.*${ver%%+*}" "$TMPD/devinfo" &&
 	grep -q 'state:.*PORT_ACTIVE' "$TMPD/devinfo"
 }
 
@@ -186,6 +208,83 @@ purge_debs() {
 		kiwi-dkms libkiwi-rdmav34 &&
 	! dpkg-query -W -f '${db:Status-Abbrev}\n' kiwi-dkms libkiwi-rdmav34 2>/dev/null |
 		grep -q '^.[^n]' && no_leftovers
+}
+
+# kiwi-selftest as installed: PASS; and FAIL (exit 1, one line) when
+# libibverbs cannot find the provider, so its verdict can fail.
+selftest_pass() {
+	local out rc
+	out=$(timeout 300 kiwi-selftest -v 2>&1)
+	rc=$?
+	echo "$out"
+	[ $rc -eq 0 ] && [ "$(tail -n1 <<<"$out" | cut -c1-20)" = "kiwi-selftest: PASS " ] &&
+	[ -z "$(ip netns list | grep '^kst')" ]
+}
+selftest_fail() {
+	local out rc
+	mv /etc/libibverbs.d/kiwi.driver "$TMPD/kiwi.driver"
+	out=$(timeout 300 kiwi-selftest 2>&1)
+	rc=$?
+	mv "$TMPD/kiwi.driver" /etc/libibverbs.d/kiwi.driver
+	echo "$out (exit $rc)"
+	[ $rc -eq 1 ] && grep -q '^kiwi-selftest: FAIL (ibv_devinfo' <<<"$out" &&
+	[ -z "$(ip netns list | grep '^kst')" ]
+}
+
+diag_report() {
+	kiwi-diag >"$TMPD/diag" 2>&1 || return 1
+	wc -l "$TMPD/diag"
+	grep -q "^===== module parameters" "$TMPD/diag" &&
+	grep -q '^max_qp  *16384' "$TMPD/diag" &&
+	grep -q 'kv0_kiwi' "$TMPD/diag" &&
+	grep -q "kiwi-dkms $(dpkg-query -W -f '${Version}' kiwi-dkms)" "$TMPD/diag" &&
+	grep -q 'kiwi_abi_version' "$TMPD/diag"
+}
+
+# kiwi-link@.service without systemd as init: verified, then its
+# ExecStart/ExecStop lines run as systemd would for instance NETDEV.
+UNIT=/lib/systemd/system/kiwi-link@.service
+unit_exec() {	# unit_exec Start|Stop NETDEV
+	local line
+	line=$(sed -n "s/^Exec$1=-\{0,1\}//p" "$UNIT")
+	[ -n "$line" ] || { echo "no Exec$1 in $UNIT"; return 1; }
+	echo "+ ${line//%I/$2}"
+	eval "${line//%I/$2}"
+}
+link_unit() {
+	[ -f "$UNIT" ] || return 1
+	if command -v systemd-analyze >/dev/null; then
+		systemd-analyze verify --man=no "kiwi-link@kl0.service" || return 1
+	fi
+	ip link add kl0 type veth peer name kl1 && ip link set kl0 up && ip link set kl1 up &&
+	unit_exec Start kl0 && rdma link show kl0_kiwi/1 &&
+	unit_exec Start kl0 && [ "$(rdma link show | grep -c 'kl0_kiwi/')" = 1 ] &&
+	unit_exec Stop kl0 && ! rdma link show kl0_kiwi/1 2>/dev/null &&
+	unit_exec Start kl0 && rdma link show kl0_kiwi/1 &&
+	echo "+ ip link del kl0 (the netdev goes: kiwi removes its device)" &&
+	ip link del kl0 && sleep 1 && ! rdma link show kl0_kiwi/1 2>/dev/null &&
+	unit_exec Stop kl0 &&
+	echo "+ the netdev comes back" &&
+	ip link add kl0 type veth peer name kl1 && ip link set kl0 up &&
+	unit_exec Start kl0 && rdma link show kl0_kiwi/1 &&
+	unit_exec Stop kl0 && ip link del kl0
+}
+
+# The user guide's marked command blocks, run as written (recipes.sh):
+# one TAP line per recipe, its commands' output as diagnostics if it fails.
+user_guide_recipes() {
+	local verdict rest n=0
+	timeout 1200 bash "$TMPD/recipes.sh" "$TMPD/user-guide.md" >"$TMPD/recipes.out" 2>&1
+	while read -r _ verdict rest; do
+		n=$((n + 1))
+		if [ "$verdict" = PASS ]; then
+			ok "user guide recipe $rest"
+		else
+			notok "user guide recipe $rest"
+			sed -n "/^=== recipe ${rest%% *}\$/,/^recipe: /p" "$TMPD/recipes.out" | tail -n 30 | diag
+		fi
+	done < <(grep '^recipe: ' "$TMPD/recipes.out")
+	[ "$n" -gt 0 ] || { notok "user guide recipes: none ran"; tail -n 20 "$TMPD/recipes.out" | diag; }
 }
 
 echo "TAP version 13"
@@ -207,7 +306,12 @@ if check "modprobe kiwi; rdma link add kv0_kiwi / kv1_kiwi" links_up; then
 	check "ibv_devinfo -d kv0_kiwi (no RDMAV_DRIVERS): iWARP, PORT_ACTIVE, fw_ver = the package's version" devinfo
 	rping_test "installed" $SRV 4096 200
 	perf_test "installed" kv1_kiwi kv0_kiwi $SRV 200 ib_write_bw -s 65536
+	check "kiwi-selftest (installed): PASS, exit 0, nothing left" selftest_pass
+	check "kiwi-selftest without the provider: FAIL, exit 1" selftest_fail
+	check "kiwi-diag: module, parameters, links, package version" diag_report
+	check "kiwi-link@.service: verify; start, start again, stop, netdev removed and re-added" link_unit
 	check "rdma link del, rmmod kiwi" links_down
+	user_guide_recipes
 fi
 check "apt-get remove: module, sources, DKMS entry and provider gone, only the conffile kept" \
 	remove_debs

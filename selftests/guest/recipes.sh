@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# selftests/guest/recipes.sh -- run the user guide's recipes as written:
+#
+#	recipes.sh Documentation/user-guide.md
+#
+# in the test guest, as root, against an installed kiwi (packages.sh runs
+# it after installing the packages).  The guide marks what runs:
+#
+#   <!-- recipe NAME: ENV -->      a recipe and the machines it needs:
+#       local      nothing: its commands make what they need
+#       two-hosts  "server" and "client", two network namespaces joined by a
+#                  veth pair: eth0 192.0.2.1/24 in server, eth1 192.0.2.2/24
+#                  in client (two machines, as the guide describes them)
+#       one-host   both roles in the initial namespace, on dummy interfaces
+#                  eth0 192.0.2.1/24 and eth1 192.0.2.2/24 (kernel services,
+#                  NVMe over RDMA, live in the initial namespace only)
+#   <!-- run NAME ROLE [bg] -->    the next ```sh block: run by ROLE (local,
+#                  server or client) with bash -e; bg: in the background,
+#                  the next block starting once it listens on a new TCP port
+#
+# Blocks of a recipe run in the guide's order; at its end its background
+# blocks must have exited 0.  `sudo` runs its arguments (we are root; the
+# guest may have no sudo).  Output: each block's commands and output, and
+# per recipe one line "recipe: PASS NAME (...)" or "recipe: FAIL NAME: ...".
+# Exit status 1 if any recipe failed.
+set -u
+export LC_ALL=C
+DOC=${1:?usage: recipes.sh USER-GUIDE.md}
+W=$(mktemp -d /tmp/recipes.XXXXXX)
+mkdir -p "$W/bin"
+printf '#!/bin/sh\nexec "$@"\n' >"$W/bin/sudo"
+chmod 755 "$W/bin/sudo"
+export PATH=$W/bin:$PATH
+FAILED=0
+
+# Split the guide into blocks: $W/blocks/NNN.{sh,meta}; meta "NAME ROLE [bg]".
+# Recipes: $W/recipes "NAME ENV" in order.
+mkdir -p "$W/blocks"
+awk -v dir="$W/blocks" -v rec="$W/recipes" '
+	/^<!-- recipe [A-Za-z0-9_-]+: [a-z-]+ -->$/ { sub(":", "", $3); print $3, $4 >rec; next }
+	/^<!-- run [A-Za-z0-9_-]+ [a-z]+( bg)? -->$/ {
+		meta = $3 " " $4 ($5 == "bg" ? " bg" : ""); want = 1; next }
+	want && /^```sh$/ { n++; f = sprintf("%s/%03d", dir, n); print meta >(f ".meta");
+		close(f ".meta"); inblk = 1; want = 0; next }
+	inblk && /^```$/ { inblk = 0; close(f ".sh"); next }
+	inblk { print >(f ".sh") }
+	want && !/^$/ { want = 0 }
+' "$DOC"
+[ -s "$W/recipes" ] || { echo "recipes: no recipe markers in $DOC"; exit 1; }
+
+env_up() {
+	case "$1" in
+	local) ;;
+	two-hosts)
+		ip netns add server && ip netns add client &&
+		ip link add eth0 netns server type veth peer name eth1 netns client &&
+		ip -n server link set lo up && ip -n client link set lo up &&
+		ip -n server addr add 192.0.2.1/24 dev eth0 &&
+		ip -n client addr add 192.0.2.2/24 dev eth1 &&
+		ip -n server link set eth0 up && ip -n client link set eth1 up ;;
+	one-host)
+		ip link add eth0 type dummy && ip link add eth1 type dummy &&
+		ip addr add 192.0.2.1/24 dev eth0 && ip addr add 192.0.2.2/24 dev eth1 &&
+		ip link set eth0 up && ip link set eth1 up &&
+		{ mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config; } ;;
+	*) echo "unknown environment $1"; return 1 ;;
+	esac
+}
+env_down() {
+	ip netns delete server 2>/dev/null
+	ip netns delete client 2>/dev/null
+	ip link delete eth0 2>/dev/null
+	ip link delete eth1 2>/dev/null
+	return 0
+}
+# in_role ENV ROLE CMD...: CMD where ROLE runs.
+in_role() {
+	local env=$1 role=$2
+	shift 2
+	if [ "$env" = two-hosts ] && [ "$role" != local ]; then
+		ip netns exec "$role" "$@"
+	else
+		"$@"
+	fi
+}
+listeners() { in_role "$1" "$2" ss -ltnH 2>/dev/null | awk '{ print $4 }' | sort; }
+
+run_recipe() {
+	local name=$1 env=$2 meta f role bg pids=() before t=$SECONDS n=0 pid rc
+	echo "=== recipe $name"
+	env_up "$env" || { echo "recipe: FAIL $name: environment $env"; return 1; }
+	for meta in "$W"/blocks/*.meta; do
+		read -r rname role bg <"$meta"
+		[ "$rname" = "$name" ] || continue
+		f=${meta%.meta}.sh
+		n=$((n + 1))
+		echo "--- $name: block $n, $role${bg:+ (background)}"
+		sed 's/^/    $ /' "$f"
+		if [ -n "$bg" ]; then
+			before=$(listeners "$env" "$role")
+			(cd "$W" && in_role "$env" "$role" timeout 300 bash -e -o pipefail "$f") \
+				</dev/null > >(sed 's/^/    | /') 2>&1 &
+			pids+=($!)
+			for _ in $(seq 1 120); do
+				[ "$(listeners "$env" "$role")" != "$before" ] && break
+				kill -0 "${pids[-1]}" 2>/dev/null || break
+				sleep 0.5
+			done
+		elif ! (cd "$W" && in_role "$env" "$role" timeout 300 bash -e -o pipefail "$f") \
+			</dev/null > >(sed 's/^/    | /') 2>&1; then
+			sleep 0.2
+			echo "recipe: FAIL $name: block $n ($role) failed"
+			for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+			env_down
+			return 1
+		fi
+	done
+	rc=0
+	for pid in "${pids[@]}"; do
+		wait "$pid" || rc=1
+	done
+	env_down
+	if [ "$n" -eq 0 ]; then
+		echo "recipe: FAIL $name: no blocks"
+		return 1
+	fi
+	if [ "$rc" -ne 0 ]; then
+		echo "recipe: FAIL $name: a background block failed"
+		return 1
+	fi
+	echo "recipe: PASS $name ($n blocks, $((SECONDS - t)) s)"
+}
+
+while read -r name env <&3; do
+	run_recipe "$name" "$env" || FAILED=1
+done 3<"$W/recipes"
+rm -rf "$W"
+exit "$FAILED"
