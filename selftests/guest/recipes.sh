@@ -85,7 +85,19 @@ in_role() {
 		"$@"
 	fi
 }
-listeners() { in_role "$1" "$2" ss -ltnH 2>/dev/null | awk '{ print $4 }' | sort; }
+# Listening TCP sockets where ROLE runs; for local, in every namespace
+# (its commands may make their own).
+listeners() {
+	local ns
+	{
+		in_role "$1" "$2" ss -ltnH
+		if [ "$2" = local ]; then
+			for ns in $(ip netns list | awk '{ print $1 }'); do
+				ip netns exec "$ns" ss -ltnH | sed "s/^/$ns /"
+			done
+		fi
+	} 2>/dev/null | awk '{ print $1, $(NF - 1) }' | sort
+}
 
 run_recipe() {
 	local name=$1 env=$2 meta f role bg pids=() before t=$SECONDS n=0 pid rc
