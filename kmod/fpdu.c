@@ -479,7 +479,7 @@ void kiwi_tx_markers_init(struct kiwi_qp *qp)
 /* The batch of a QP's transmit path, or NULL for no memory. */
 struct kiwi_tx_batch *kiwi_tx_batch_alloc(void)
 {
-	return kzalloc(sizeof(struct kiwi_tx_batch), GFP_KERNEL);
+	return kzalloc(sizeof(struct kiwi_tx_batch), GFP_KERNEL_ACCOUNT);
 }
 
 void kiwi_tx_batch_free(struct kiwi_tx_batch *b)

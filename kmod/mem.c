@@ -61,7 +61,7 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 	if (!kiwi_res_get(&kdev->num_mr, kdev->lim.max_mr))
 		return ERR_PTR(-ENOMEM);
 
-	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL_ACCOUNT);
 	if (!mem) {
 		atomic_dec(&kdev->num_mr);
 		return ERR_PTR(-ENOMEM);
@@ -181,7 +181,7 @@ static void kiwi_mem_destroy(struct kiwi_mem *mem)
 
 static struct kiwi_mr *kiwi_mr_create(struct kiwi_mem *mem)
 {
-	struct kiwi_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	struct kiwi_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 
 	if (!mr)
 		return NULL;
@@ -225,7 +225,7 @@ static int kiwi_mem_pin(struct kiwi_mem *mem, u64 start, u64 len)
 	mem->umem = umem;
 	mem->npages = ib_umem_num_pages(umem);
 	mem->pages = kvmalloc_array(mem->npages, sizeof(*mem->pages),
-				    GFP_KERNEL);
+				    GFP_KERNEL_ACCOUNT);
 	if (!mem->pages)
 		return -ENOMEM;
 

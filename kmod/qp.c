@@ -541,7 +541,7 @@ static int kiwi_qp_alloc_queues(struct kiwi_qp *qp,
 			    sizeof(struct kiwi_usqe) + payload);
 	if (rv)
 		return rv;
-	qp->sq = kvcalloc(qp->sq_size, sizeof(*qp->sq), GFP_KERNEL);
+	qp->sq = kvcalloc(qp->sq_size, sizeof(*qp->sq), GFP_KERNEL_ACCOUNT);
 	if (!qp->sq)
 		return -ENOMEM;
 	cap->max_send_wr = qp->sq_size;
