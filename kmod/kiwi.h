@@ -113,6 +113,7 @@ struct kiwi_device {
 
 	struct xarray qp_xa;		/* qp number -> kiwi_qp */
 	struct xarray mem_xa;		/* STag index -> kiwi_mem */
+	u32 test_last_stag;		/* last destroyed (test_stag_reuse) */
 	u32 qp_next;			/* cyclic allocation hint */
 	struct kiwi_stats __percpu *stats;
 	struct xarray counter_xa;	/* rdma_counter id -> kiwi_counter */

@@ -51,6 +51,31 @@ static atomic_t kiwi_mem_live = ATOMIC_INIT(0);
 	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |                     \
 	 IB_ACCESS_REMOTE_ATOMIC)
 
+/*
+ * For tests only (root, off by default): a new registration takes the
+ * index and key of the last one destroyed, if that slot is still free,
+ * so that a test can make a stale STag name a new region in one step
+ * instead of 2^32 tries (abuse.sh, atomic_stale).  It weakens STag
+ * unpredictability, which is all that keeps a peer from naming regions
+ * it was never told about.
+ */
+static bool kiwi_test_stag_reuse;
+module_param_named(test_stag_reuse, kiwi_test_stag_reuse, bool, 0600);
+MODULE_PARM_DESC(test_stag_reuse,
+		 "Tests only: a new registration reuses the last freed STag (default off; never on a network)");
+
+/* With test_stag_reuse: reserve the last freed STag's slot, if free. */
+static bool kiwi_mem_reuse_stag(struct kiwi_device *kdev, u32 *stag)
+{
+	u32 last = READ_ONCE(kdev->test_last_stag);
+
+	if (!READ_ONCE(kiwi_test_stag_reuse) || !last ||
+	    xa_insert(&kdev->mem_xa, last >> 8, NULL, GFP_KERNEL))
+		return false;
+	*stag = last;
+	return true;
+}
+
 static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 				       struct ib_pd *pd, int access)
 {
@@ -77,6 +102,8 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 	 * Not yet visible: the slot holds NULL until kiwi_mem_publish().
 	 * The search for a free slot starts at a random index.
 	 */
+	if (kiwi_mem_reuse_stag(kdev, &mem->stag))
+		return mem;
 	next = get_random_u32_inclusive(1, KIWI_STAG_INDEX_MAX);
 	rv = xa_alloc_cyclic(&kdev->mem_xa, &idx, NULL,
 			     XA_LIMIT(1, KIWI_STAG_INDEX_MAX), &next,
@@ -165,6 +192,7 @@ static void kiwi_mem_destroy(struct kiwi_mem *mem)
 	unsigned long flags;
 
 	xa_erase(&kdev->mem_xa, mem->stag >> 8);
+	WRITE_ONCE(kdev->test_last_stag, mem->stag);
 	write_lock_irqsave(&mem->lock, flags);
 	kiwi_mem_set_valid(mem, false);
 	write_unlock_irqrestore(&mem->lock, flags);
