@@ -57,8 +57,9 @@
  *                prints "reading stopped".  Always "ok": the verdict is
  *                the victim's.
  *   atomic_stale (-A) an Atomic Request, all but its CRC; -s seconds of
- *                silence while the victim (-F) swaps its region for a
- *                read-only file mapping under the same STag; then the
+ *                silence while the victim (-S) swaps its region for a
+ *                read-only page registered without access under the
+ *                same STag; then the
  *                CRC.  Expected: TERMINATE RDMAP protection / invalid
  *                STag, nothing executed (see atomic_stale()).
  *
@@ -799,13 +800,14 @@ static bool atomics_on;		/* -A: the victim's QP has atomics */
 
 /*
  * atomic_stale (-A): a fetch-and-add Atomic Request on the victim's
- * region (victim -A -F FILE), all but its CRC; -s seconds of silence, in
+ * region (victim -A -S), all but its CRC; -s seconds of silence, in
  * which the victim deregisters the region and registers a read-only
- * mapping of FILE without any access, which with kiwi's test_stag_reuse
- * gets the very same STag; then the CRC.  The request was checked
- * against a region that is gone: it must get TERMINATE RDMAP protection
- * / invalid STag and change nothing (security audit F1: kiwi looked the
- * STag up again and added to the file's page cache).
+ * page of other memory without any access, which with kiwi's
+ * test_stag_reuse gets the very same STag; then the CRC.  The request
+ * was checked against a region that is gone: it must get TERMINATE
+ * RDMAP protection / invalid STag and change nothing (security audit
+ * F1: kiwi looked the STag up again and ran the atomic on whatever it
+ * found, a read-only page-cache page as well).
  */
 static int atomic_stale(int secs)
 {

@@ -31,14 +31,13 @@
  *       kernel let everything go).
  *   -L BYTES  the region's length (default 64 KiB).
  *   -A  the region also grants REMOTE_ATOMIC.
- *   -F FILE  one second after the connection is up (fpdu_peer -m
+ *   -S  one second after the connection is up (fpdu_peer -m
  *       atomic_stale has sent an Atomic Request on the region but its
- *       CRC by then), deregister the region and register the first page
- *       of a read-only mapping of FILE, at the region's address, with no
- *       access at all; with kiwi's test_stag_reuse it gets the region's
- *       STag.  When the connection has ended, FILE's first 8 bytes must
- *       be what they were: the request was checked against the region,
- *       never against this.
+ *       CRC by then), deregister the region and register a read-only
+ *       page of other memory at the region's address, with no access at
+ *       all; with kiwi's test_stag_reuse it gets the region's STag.  When
+ *       the connection has ended, that page must be unchanged: the
+ *       request was checked against the region, never against this.
  *
  * Either way it waits (up to -t seconds, default 20) for the connection
  * to fail or end -- the peer is hostile, so it must -- and reports the
@@ -69,7 +68,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -155,59 +153,60 @@ static bool teardown(struct rdma_event_channel *ch, struct rdma_cm_id *id,
 	return true;
 }
 
+#define SWAP_PAT	0xa5a5a5a5a5a5a5a5ULL
+
 /*
- * -F: replace the region @mr (at @buf) by the first page of a read-only
- * mapping of @path at the same address.  Returns the file's first
- * 8 bytes as they were, through *@orig; false if it could not be done.
+ * -S: replace the region @mr (at @buf) by a read-only page of other
+ * memory at the same address, registered with no access rights.
+ * Returns the page through *@page; false if it could not be done.
  */
-static bool swap_in_file(struct ibv_pd *pd, struct ibv_mr *mr, void *buf,
-			 const char *path, uint64_t *orig)
+static bool swap_in_page(struct ibv_pd *pd, struct ibv_mr *mr, void *buf,
+			 uint64_t **page)
 {
 	uint32_t rkey = mr->rkey;
-	struct ibv_mr *fmr;
-	void *map;
-	int fd;
+	struct ibv_mr *smr;
+	uint64_t *p;
+	size_t i;
 
-	fd = open(path, O_RDONLY);
-	map = fd < 0 ? MAP_FAILED :
-	      mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED || pread(fd, orig, 8, 0) != 8) {
-		perror("victim: read-only mapping");
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	for (i = 0; i < 4096 / 8; i++)
+		p[i] = SWAP_PAT;
+	if (mprotect(p, 4096, PROT_READ) || ibv_dereg_mr(mr)) {
+		perror("victim: mprotect/dereg");
 		return false;
 	}
-	if (ibv_dereg_mr(mr)) {
-		perror("victim: dereg");
+	smr = ibv_reg_mr_iova(pd, p, 4096, (uintptr_t)buf, 0);
+	if (!smr) {
+		perror("victim: register the read-only page");
 		return false;
 	}
-	fmr = ibv_reg_mr_iova(pd, map, 4096, (uintptr_t)buf, 0);
-	if (!fmr) {
-		perror("victim: register the file page");
-		return false;
-	}
-	printf("# region 0x%x deregistered; file page registered read-only as 0x%x%s\n",
-	       rkey, fmr->lkey,
-	       fmr->lkey == rkey ? " (the same STag)" :
+	printf("# region 0x%x deregistered; a read-only page registered without access as 0x%x%s\n",
+	       rkey, smr->lkey,
+	       smr->lkey == rkey ? " (the same STag)" :
 	       " (another STag: test_stag_reuse is off?)");
 	fflush(stdout);
-	close(fd);
-	return fmr->lkey == rkey;
+	*page = p;
+	return smr->lkey == rkey;
 }
 
-/* -F: FILE's first 8 bytes must still be @orig. */
-static bool file_intact(const char *path, uint64_t orig)
+/* -S: the swapped-in page must hold its pattern still. */
+static bool page_intact(const uint64_t *p)
 {
-	uint64_t now = ~orig;
-	int fd = open(path, O_RDONLY);
+	size_t i;
 
-	if (fd < 0 || pread(fd, &now, 8, 0) != 8)
-		perror("victim: read back");
-	if (fd >= 0)
-		close(fd);
-	printf("# %s: first 8 bytes %016llx, were %016llx\n", path,
-	       (unsigned long long)now, (unsigned long long)orig);
-	if (now != orig)
-		printf("# FAIL: an Atomic Request wrote into a read-only file\n");
-	return now == orig;
+	for (i = 0; i < 4096 / 8; i++) {
+		if (p[i] != SWAP_PAT) {
+			printf("# FAIL: word %zu of a page registered without access is %016llx, not %016llx: an Atomic Request ran on it\n",
+			       i, (unsigned long long)p[i],
+			       (unsigned long long)SWAP_PAT);
+			return false;
+		}
+	}
+	printf("# the read-only page is unchanged\n");
+	return true;
 }
 
 /* Drain async events for up to @ms; true if the QP got a fatal one. */
@@ -510,8 +509,9 @@ static bool read_from_peer(struct rdma_cm_id *id, struct ibv_cq *cq,
 
 int main(int argc, char **argv)
 {
-	const char *addr = NULL, *rej_pd = NULL, *how = NULL, *file = NULL;
-	uint64_t file_orig = 0;
+	const char *addr = NULL, *rej_pd = NULL, *how = NULL;
+	uint64_t *swapped = NULL;
+	bool swap = false;
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ;
 	size_t region_len = REGION_LEN;
@@ -531,10 +531,10 @@ int main(int argc, char **argv)
 	void *buf;
 	double t0, ms;
 
-	while ((c = getopt(argc, argv, "a:p:i:dRt:l:c:w:P:X:L:AF:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:i:dRt:l:c:w:P:X:L:AS")) != -1) {
 		switch (c) {
 		case 'A': access |= IBV_ACCESS_REMOTE_ATOMIC; break;
-		case 'F': file = optarg; break;
+		case 'S': swap = true; break;
 		case 'X': how = optarg; break;
 		case 'L': region_len = strtoul(optarg, NULL, 0); break;
 		case 'c': want = optarg; break;
@@ -554,7 +554,7 @@ int main(int argc, char **argv)
 	    !region_len || region_len % 4096 ||
 	    (how && strcmp(how, "destroy") && strcmp(how, "disconnect") &&
 	     strcmp(how, "exit"))) {
-		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-L BYTES] [-A] [-d | -R | -F FILE | -X destroy|disconnect|exit] [-t SECS] | -l SECS\n"
+		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-L BYTES] [-A] [-d | -R | -S | -X destroy|disconnect|exit] [-t SECS] | -l SECS\n"
 			"       victim -c WANT[/PDATA][,...] -a ADDR [-p PORT] [-w MS] [-P PDATA] [-t SECS]\n"
 			"       (WANT: established rejected unreachable error fail)\n");
 		return 2;
@@ -640,9 +640,9 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 
-	if (file) {
+	if (swap) {
 		sleep(1);
-		if (!swap_in_file(pd, mr, buf, file, &file_orig))
+		if (!swap_in_page(pd, mr, buf, &swapped))
 			ok = 0;
 	}
 	if (how) {
@@ -661,7 +661,7 @@ int main(int argc, char **argv)
 		rdma_ack_cm_event(ev);
 	async_fatal(id->verbs, 200);
 	printf("# qp state %s\n", qp_state(id->qp));
-	if (file && !file_intact(file, file_orig))
+	if (swapped && !page_intact(swapped))
 		ok = 0;
 	printf("victim: %s\n", ok ? "ok" : "FAILED");
 	return ok ? 0 : 1;
