@@ -47,8 +47,13 @@ static int kiwi_ring_init_user(struct kiwi_ring *r, struct ib_udata *udata,
 	if (!e)
 		return -ENOMEM;
 	len = PAGE_ALIGN(len);
-	/* Not vmalloc_user(): it cannot charge the memory cgroup. */
-	e->buf = __vmalloc(len, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	/*
+	 * Not vmalloc_user(): it cannot charge the memory cgroup.  A ring
+	 * past the cgroup's limit fails with ENOMEM rather than waking the
+	 * OOM killer: the creator asked for more than it may have.
+	 */
+	e->buf = __vmalloc(len, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+			   __GFP_NORETRY | __GFP_NOWARN);
 	if (!e->buf) {
 		kfree(e);
 		return -ENOMEM;
