@@ -90,6 +90,7 @@
 #define FILE_LEN	(256u << 10)	/* its file-backed and read-only maps */
 #define CBUF_LEN	(64u << 10)	/* a connection's exposed region */
 #define INFO_MAGIC	0x667a7662	/* "fzvb" */
+#define SLOW_SECS	10	/* a step longer than this is reported */
 
 /* What a connection tells its peer: in private data, and in SENDs. */
 struct fz_info {
@@ -242,6 +243,7 @@ struct fzt {
 	struct hsock held[NHELD];
 
 	unsigned long nops, nfail;
+	bool forked;		/* this step waited for a child */
 };
 
 static struct fzt *T;
@@ -960,9 +962,10 @@ static void post_recvs(struct fzt *t, struct conn *c, int n)
 	int i;
 
 	for (i = 0; i < n; i++) {
-		struct ibv_sge s = { (uintptr_t)c->buf + (i % 8) * 4096, 4096,
+		uint64_t id = ++c->wr;
+		struct ibv_sge s = { (uintptr_t)c->buf + (id % 8) * 4096, 4096,
 				     c->mr->lkey };
-		struct ibv_recv_wr wr = { .wr_id = ++c->wr, .sg_list = &s,
+		struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s,
 					  .num_sge = 1 }, *bad;
 
 		if (ibv_post_recv(c->id->qp, &wr, &bad))
@@ -1335,6 +1338,8 @@ static void op_traffic(struct fzt *t)
 	rc = vrc(ibv_post_send(c->id->qp, &wr, &bad));
 	rec(t, OP_POST_SEND, cidx(t, c), rc,
 	    (uint64_t)wr.opcode << 32 | s[0].length);
+	if (chance(&t->rng, 2))
+		ibv_poll_cq(c->cq, 16, wc);
 }
 
 static void op_conn_end(struct fzt *t)
@@ -1364,7 +1369,8 @@ static void op_relisten(struct fzt *t)
 	int rc;
 
 	inet_pton(AF_INET, opt.addr, &sin.sin_addr);
-	rdma_destroy_id(t->anchor);
+	if (t->anchor)
+		rdma_destroy_id(t->anchor);
 	t->anchor = NULL;
 	rc = rdma_create_id(t->ch, &t->anchor, NULL, RDMA_PS_TCP);
 	if (!rc)
@@ -1448,6 +1454,7 @@ static void op_fork(struct fzt *t)
 		_exit(0);
 	}
 	rec(t, OP_FORK, -1, pid < 0 ? -errno : 0, pid);
+	t->forked = true;
 	if (pid < 0)
 		return;
 	for (i = 0; i < 200; i++) {	/* 20 s, then SIGKILL */
@@ -1977,11 +1984,37 @@ static void *thread_main(void *arg)
 		return NULL;
 	}
 	while (now() < t_end && !atomic_load(&stop)) {
+		double t0 = now(), dt;
+		uint32_t seq0 = t->seq;
+
 		verbs_step(t);
 		atomic_store(&t->cur_op, t->hist[(t->seq - 1) % HIST].op);
+		dt = now() - t0;
+		if (dt > SLOW_SECS && !t->forked) {
+			pthread_mutex_lock(&out_lock);
+			printf("fuzz_verbs: SLOW: thread %d took %.1f s for ops #%u..#%u (last %s); the bound is %d s\n",
+			       t->idx, dt, seq0, t->seq - 1,
+			       op_name[t->hist[(t->seq - 1) % HIST].op],
+			       SLOW_SECS);
+			fflush(stdout);
+			pthread_mutex_unlock(&out_lock);
+			dump_all("slow operation", 24);
+		}
+		t->forked = false;
 	}
 	atomic_store(&t->cur_op, OP_CONN_FREE);
-	verbs_cleanup(t);
+	{
+		double t0 = now();
+
+		verbs_cleanup(t);
+		if (now() - t0 > SLOW_SECS) {
+			pthread_mutex_lock(&out_lock);
+			printf("fuzz_verbs: SLOW: thread %d took %.1f s to tear down its objects; the bound is %d s\n",
+			       t->idx, now() - t0, SLOW_SECS);
+			fflush(stdout);
+			pthread_mutex_unlock(&out_lock);
+		}
+	}
 	atomic_store(&t->cur_op, OP_NONE);
 	return NULL;
 }

@@ -84,18 +84,20 @@ left_after_run() {
 fuzz_run() {
 	local n=$1 seed=$2 secs=$3 port=$((7600 + ($1 % 40) * 20))
 	local spid srv=0 cli=0 why='' left
-	B timeout $((secs + 150)) "$BIN/fuzz_verbs" -r server -a $SRV \
+	B timeout -k 10 $((secs + 150)) "$BIN/fuzz_verbs" -r server -a $SRV \
 		-p $port -s "$seed" -t $((secs + 5)) -n "$THREADS" -u 65534 \
 		>"$TMPD/srv" 2>&1 &
 	spid=$!
 	wait_port $SRV $port || why=" (server not listening)"
-	A timeout $((secs + 140)) "$BIN/fuzz_verbs" -r client -a $SRV -l $CLI \
+	A timeout -k 10 $((secs + 140)) "$BIN/fuzz_verbs" -r client -a $SRV -l $CLI \
 		-p $port -s $((seed + 1000003)) -t "$secs" -n "$THREADS" -H 1 \
 		-u 65534 >"$TMPD/cli" 2>&1 || cli=$?
 	wait $spid || srv=$?
 	[ $srv -eq 0 ] && [ $cli -eq 0 ] || why="$why (exit: server $srv, client $cli)"
 	grep -q 'KERNEL REPORT' "$TMPD/srv" "$TMPD/cli" &&
 		why="$why (kernel report while fuzzing)"
+	grep -q '^fuzz_verbs: SLOW' "$TMPD/srv" "$TMPD/cli" &&
+		why="$why (a verbs step took longer than 10 s)"
 	left=$(left_after_run)
 	why="$why$left"
 	if [ -z "$why" ]; then
@@ -105,10 +107,10 @@ fuzz_run() {
 		notok "run_$n seed $seed$why"
 		echo "# --- server (seed $seed) ---"
 		grep -v '^#   \[' "$TMPD/srv" | tail -n 20 | diag
-		grep -A70 'KERNEL REPORT\|WATCHDOG' "$TMPD/srv" | head -n 300 | diag
+		grep -A70 'KERNEL REPORT\|WATCHDOG\|SLOW' "$TMPD/srv" | head -n 300 | diag
 		echo "# --- client (seed $((seed + 1000003))) ---"
 		grep -v '^#   \[' "$TMPD/cli" | tail -n 20 | diag
-		grep -A70 'KERNEL REPORT\|WATCHDOG' "$TMPD/cli" | head -n 300 | diag
+		grep -A70 'KERNEL REPORT\|WATCHDOG\|SLOW' "$TMPD/cli" | head -n 300 | diag
 		if [ -n "$left" ] || [ $srv -eq 124 ] || [ $cli -eq 124 ]; then
 			stuck_report 60
 		fi
