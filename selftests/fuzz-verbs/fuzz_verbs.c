@@ -243,6 +243,7 @@ struct fzt {
 	struct hsock held[NHELD];
 
 	unsigned long nops, nfail;
+	unsigned int n_ok[OP_COUNT], n_bad[OP_COUNT];
 	bool forked;		/* this step waited for a child */
 };
 
@@ -260,8 +261,12 @@ static void rec(struct fzt *t, enum op op, int obj, int rc, uint64_t arg)
 	o->rc = rc;
 	o->arg = arg;
 	t->nops++;
-	if (rc < 0)
+	if (rc < 0) {
 		t->nfail++;
+		t->n_bad[op]++;
+	} else {
+		t->n_ok[op]++;
+	}
 }
 
 /* A -errno value from a verbs return code (0, -1 with errno, or errno). */
@@ -288,6 +293,21 @@ static void dump_hist(struct fzt *t, int n, FILE *f)
 			o->t, t->idx, o->seq, op_name[o->op], o->obj, o->rc,
 			(unsigned long long)o->arg);
 	}
+}
+
+/* One line per thread: how often each operation succeeded/failed. */
+static void stats(struct fzt *t)
+{
+	char line[2048];
+	size_t o = 0;
+	int i;
+
+	for (i = 1; i < OP_COUNT && o < sizeof(line) - 64; i++)
+		if (t->n_ok[i] || t->n_bad[i])
+			o += snprintf(line + o, sizeof(line) - o, " %s %u/%u",
+				      op_name[i], t->n_ok[i], t->n_bad[i]);
+	line[o] = 0;
+	printf("# thread %d ok/failed:%s\n", t->idx, line);
 }
 
 static void dump_all(const char *why, int n)
@@ -2114,6 +2134,8 @@ int main(int argc, char **argv)
 	if (kmsg_fd >= 0)
 		pthread_join(kw, NULL);
 	dump_all("end of run", opt.show);
+	for (i = 0; i < nT; i++)
+		stats(&T[i]);
 	for (i = 0; i < nv; i++) {
 		if (T[i].anchor)
 			rdma_destroy_id(T[i].anchor);

@@ -102,7 +102,7 @@ fuzz_run() {
 	why="$why$left"
 	if [ -z "$why" ]; then
 		ok "run_$n seed $seed: ${secs} s, $(grep -c '^#   \[' "$TMPD/cli") + $(grep -c '^#   \[' "$TMPD/srv") last ops shown, both exited 0, nothing left"
-		grep -h 'ops,' "$TMPD/srv" "$TMPD/cli" | sed 's/^# */# /' | head -n 12
+		grep -h 'ops,\|ok/failed:' "$TMPD/srv" "$TMPD/cli" | head -n 30
 	else
 		notok "run_$n seed $seed$why"
 		echo "# --- server (seed $seed) ---"
@@ -125,9 +125,10 @@ tap_setup "kiwi (rfc7306_imm=1 rfc7306_atomics=1) and the kiwi0/kiwi1 pair" \
 echo "# fuzz-verbs: ${MINUTES} min in runs of ${RUN_SECS} s, first seed $SEED, $THREADS verbs threads per side"
 KTEXT=$(kiwi_text)
 TOTAL=$((MINUTES * 60))
+FSTART=$SECONDS
 n=0
-while [ $((SECONDS - START)) -lt "$TOTAL" ]; do
-	rest=$((TOTAL - (SECONDS - START)))
+while [ $((SECONDS - FSTART)) -lt "$TOTAL" ]; do
+	rest=$((TOTAL - (SECONDS - FSTART)))
 	secs=$RUN_SECS
 	[ "$rest" -lt "$secs" ] && secs=$rest
 	[ "$secs" -lt 10 ] && secs=10
