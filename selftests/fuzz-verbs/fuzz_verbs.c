@@ -88,7 +88,7 @@
 #define NHELD		4	/* hostile sockets left open, silent */
 #define POOL_LEN	(1u << 20)	/* each thread's anonymous pool */
 #define FILE_LEN	(256u << 10)	/* its file-backed and read-only maps */
-#define CBUF_LEN	(64u << 10)	/* a connection's exposed region */
+#define CBUF_LEN	(1u << 20)	/* a connection's exposed region */
 #define INFO_MAGIC	0x667a7662	/* "fzvb" */
 #define SLOW_SECS	10	/* a step longer than this is reported */
 
@@ -205,6 +205,7 @@ struct conn {
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
 	struct ibv_mw *mw1, *mw2;
+	uint32_t mw2_key;	/* the STag of mw2's last bind we posted */
 	uint8_t *buf;
 	struct fz_info remote;
 	bool have_remote;
@@ -428,6 +429,9 @@ static int rnd_access(struct fzt *t)
 	for (i = 0; i < sizeof(access_bits) / sizeof(access_bits[0]); i++)
 		if (chance(&t->rng, 2))
 			a |= access_bits[i];
+	/* remote write and atomic need local write: mostly valid sets */
+	if (!chance(&t->rng, 4))
+		a |= IBV_ACCESS_LOCAL_WRITE;
 	if (chance(&t->rng, 40))
 		a |= 1 << below(&t->rng, 31);	/* unknown bits too */
 	return a;
@@ -701,8 +705,11 @@ static void op_qp(struct fzt *t)
 		struct ibv_qp_attr a;
 		struct ibv_qp_init_attr ia;
 
-		rec(t, OP_QP_QUERY, i, vrc(ibv_query_qp(t->qp[i], &a, ~0, &ia)),
-		    0);
+		int mask = chance(&t->rng, 4) ? (int)rnd(&t->rng) :
+			   IBV_QP_STATE | IBV_QP_CAP;
+
+		rec(t, OP_QP_QUERY, i,
+		    vrc(ibv_query_qp(t->qp[i], &a, mask, &ia)), mask);
 		break;
 	}
 	default: {
@@ -1020,6 +1027,8 @@ static int conn_verbs(struct fzt *t, struct conn *c)
 		return -errno;
 	c->mw1 = ibv_alloc_mw(c->pd, IBV_MW_TYPE_1);
 	c->mw2 = ibv_alloc_mw(c->pd, IBV_MW_TYPE_2);
+	if (c->mw2)
+		c->mw2_key = c->mw2->rkey;
 	a.send_cq = a.recv_cq = c->cq;
 	a.qp_type = IBV_QPT_RC;
 	a.cap.max_send_wr = 8 + below(&t->rng, 120);
@@ -1038,7 +1047,7 @@ static struct fz_info my_info(struct conn *c)
 {
 	struct fz_info i = { htonl(INFO_MAGIC), htonl(c->mr->rkey),
 			     htobe64((uintptr_t)c->buf), htonl(CBUF_LEN),
-			     htonl(c->mw2 ? c->mw2->rkey : 0) };
+			     htonl(c->mw2_key) };
 
 	return i;
 }
@@ -1225,8 +1234,18 @@ static const enum ibv_wr_opcode send_ops[] = {
 	IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_CMP_AND_SWP,
 };
 
-/* Traffic and windows on a connected QP. */
+static void op_traffic1(struct fzt *t);
+
+/* Traffic and windows on a connected QP: a burst of up to 8 steps. */
 static void op_traffic(struct fzt *t)
+{
+	uint32_t n = 1 + below(&t->rng, 8);
+
+	while (n--)
+		op_traffic1(t);
+}
+
+static void op_traffic1(struct fzt *t)
 {
 	struct conn *c = up_conn(t);
 	struct ibv_send_wr wr = { 0 }, *bad;
@@ -1264,7 +1283,9 @@ static void op_traffic(struct fzt *t)
 			return;
 		wr.opcode = IBV_WR_BIND_MW;
 		wr.bind_mw.mw = c->mw2;
-		wr.bind_mw.rkey = ibv_inc_rkey(c->mw2->rkey);
+		wr.bind_mw.rkey = ibv_inc_rkey(c->mw2_key);
+		if (!chance(&t->rng, 8))
+			c->mw2_key = wr.bind_mw.rkey;
 		wr.bind_mw.bind_info.mr = c->mr;
 		wr.bind_mw.bind_info.addr = (uintptr_t)c->buf +
 					    below(&t->rng, CBUF_LEN / 2);
@@ -1278,7 +1299,7 @@ static void op_traffic(struct fzt *t)
 	case 2:
 		wr.opcode = IBV_WR_LOCAL_INV;
 		wr.invalidate_rkey = chance(&t->rng, 2) && c->mw2 ?
-				     c->mw2->rkey : rnd(&t->rng);
+				     c->mw2_key : rnd(&t->rng);
 		rc = vrc(ibv_post_send(c->id->qp, &wr, &bad));
 		rec(t, OP_LOCAL_INV, cidx(t, c), rc, wr.invalidate_rkey);
 		return;
@@ -1514,7 +1535,7 @@ static void verbs_step(struct fzt *t)
 		op_qp(t);
 	else if (w < 54)
 		op_ring(t);
-	else if (w < 80)
+	else if (w < 82)
 		op_traffic(t);
 	else if (w < 85)
 		op_conn_end(t);
@@ -1694,7 +1715,7 @@ static int h_connect(struct fzt *t, struct hpeer *h)
 	h->fd = fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (chance(&t->rng, 3)) {
+	if (chance(&t->rng, 2)) {
 		int small = 4096;	/* so a big READ Response stalls */
 
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
@@ -1866,11 +1887,11 @@ static void h_drain(int fd)
 		;
 }
 
-static void h_close(struct fzt *t, struct hpeer *h)
+static void h_close(struct fzt *t, struct hpeer *h, bool reading)
 {
 	int i, j = -1;
 
-	switch (below(&t->rng, 4)) {
+	switch (reading ? below(&t->rng, 4) : 1) {
 	case 0: {
 		struct linger l = { 1, 0 };
 
@@ -1967,6 +1988,9 @@ static void hostile_session(struct fzt *t)
 					   false);
 				rc = h_send(h.fd, out, n);
 			}
+			/* and maybe never read again: the audit's F4 */
+			if (chance(&t->rng, 2))
+				reading = false;
 			rec(t, OP_H_READREQ, -1, rc, reading);
 			break;
 		}
@@ -1986,7 +2010,7 @@ static void hostile_session(struct fzt *t)
 		if (reading)
 			h_drain(h.fd);
 	}
-	h_close(t, &h);
+	h_close(t, &h, reading);
 }
 
 /* --------------------------------------------------------- threads */
