@@ -1698,7 +1698,7 @@ static size_t h_fpdu(uint8_t *out, const void *hdr, uint32_t hdr_len,
 	return n + 4;
 }
 
-static int h_connect(struct fzt *t, struct hpeer *h)
+static int h_connect(struct fzt *t, struct hpeer *h, bool small_rcvbuf)
 {
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct sockaddr_in src = { .sin_family = AF_INET };
@@ -1715,7 +1715,7 @@ static int h_connect(struct fzt *t, struct hpeer *h)
 	h->fd = fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (chance(&t->rng, 2)) {
+	if (small_rcvbuf) {
 		int small = 4096;	/* so a big READ Response stalls */
 
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
@@ -1931,7 +1931,9 @@ static void hostile_session(struct fzt *t)
 	struct hpeer h;
 	double end;
 	bool reading = !chance(&t->rng, 3);
-	int rc = h_connect(t, &h);
+	/* the audit's F4: READs behind a receive buffer nobody empties */
+	bool stop_reading = chance(&t->rng, 4), sent_f4 = false;
+	int rc = h_connect(t, &h, stop_reading || chance(&t->rng, 2));
 
 	rec(t, OP_H_CONNECT, -1, rc, reading);
 	if (rc) {
@@ -1941,11 +1943,14 @@ static void hostile_session(struct fzt *t)
 		return;
 	}
 	end = now() + 0.2 + below(&t->rng, 3000) / 1e3;
+	if (stop_reading)
+		reading = false;
 	while (now() < end && !atomic_load(&stop)) {
 		uint64_t arg = 0;
 		size_t n;
 
-		switch (below(&t->rng, 12)) {
+		/* F4: one READ of the whole region, then silence */
+		switch (stop_reading ? (sent_f4 ? 0 : 3) : below(&t->rng, 12)) {
 		case 0: /* a stall, mid-FPDU or between */
 			usleep(below(&t->rng, 1500) * 1000);
 			rec(t, OP_H_STALL, -1, 0, 0);
@@ -1971,7 +1976,8 @@ static void hostile_session(struct fzt *t)
 		{
 			int k;
 
-			for (k = 0, rc = 0; k < 4 && !rc; k++) {
+			for (k = 0, rc = 0; k < (stop_reading ? 1 : 4) && !rc;
+			     k++) {
 				struct kiwi_hdr_untagged uh = { 0 };
 				struct kiwi_read_req r;
 
@@ -1982,7 +1988,9 @@ static void hostile_session(struct fzt *t)
 				r.sink_to = 0;
 				r.size = htonl(h.have_info ?
 					       ntohl(h.info.len) : 65536);
-				r.src_stag = htonl(h_stag(t, &h));
+				r.src_stag = htonl(stop_reading && h.have_info ?
+						   ntohl(h.info.rkey) :
+						   h_stag(t, &h));
 				r.src_to = h.have_info ? h.info.addr : 0;
 				n = h_fpdu(out, &uh, sizeof(uh), &r, sizeof(r),
 					   false);
@@ -1991,6 +1999,7 @@ static void hostile_session(struct fzt *t)
 			/* and maybe never read again: the audit's F4 */
 			if (chance(&t->rng, 2))
 				reading = false;
+			sent_f4 = stop_reading;
 			rec(t, OP_H_READREQ, -1, rc, reading);
 			break;
 		}
