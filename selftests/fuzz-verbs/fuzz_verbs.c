@@ -289,10 +289,14 @@ static void dump_hist(struct fzt *t, int n, FILE *f)
 		t->seq - first);
 	for (i = first; i < t->seq; i++) {
 		const struct oprec *o = &t->hist[i % HIST];
+		/* time since the previous record: what this one waited for */
+		double gap = i ? o->t - t->hist[(i - 1) % HIST].t : 0;
 
-		fprintf(f, "#   [%12.6f] t%d #%-7u %-12s obj %2d rc %-6d arg 0x%llx\n",
+		fprintf(f, "#   [%12.6f] t%d #%-7u %-12s obj %2d rc %-6d arg 0x%llx%s",
 			o->t, t->idx, o->seq, op_name[o->op], o->obj, o->rc,
-			(unsigned long long)o->arg);
+			(unsigned long long)o->arg, gap > 1 ? "" : "\n");
+		if (gap > 1)
+			fprintf(f, " (+%.1f s)\n", gap);
 	}
 }
 
@@ -2051,7 +2055,7 @@ static void *thread_main(void *arg)
 			       SLOW_SECS);
 			fflush(stdout);
 			pthread_mutex_unlock(&out_lock);
-			dump_all("slow operation", 24);
+			dump_all("slow operation", HIST);
 		}
 		t->forked = false;
 	}
