@@ -80,10 +80,28 @@ left_after_run() {
 	echo " (left: kiwi QPs $q, endpoints $e)"
 }
 
+# dstate_watch FILE: every 3 s, the kernel stacks of fuzz_verbs threads
+# in D state (uninterruptible: waiting in the kernel), into FILE, so a
+# slow step can be told apart from a slow guest.  Runs until killed.
+dstate_watch() {
+	local d
+	while sleep 3; do
+		for d in /proc/[0-9]*/task/[0-9]*; do
+			[ "$(cat "$d/comm" 2>/dev/null)" = fuzz_verbs ] || continue
+			awk '$1 == "State:" && $2 == "D" { f = 1 } END { exit !f }' \
+				"$d/status" 2>/dev/null || continue
+			echo "D state at $(cut -d' ' -f1 /proc/uptime) s: ${d#/proc/}"
+			cat "$d/stack" 2>/dev/null
+		done
+	done >"$1"
+}
+
 # fuzz_run N SEED SECS: one server/client pair for SECS seconds.
 fuzz_run() {
 	local n=$1 seed=$2 secs=$3 port=$((7600 + ($1 % 40) * 20))
-	local spid srv=0 cli=0 why='' left
+	local spid wpid srv=0 cli=0 why='' left
+	dstate_watch "$TMPD/dstate" &
+	wpid=$!
 	B timeout -k 10 $((secs + 150)) "$BIN/fuzz_verbs" -r server -a $SRV \
 		-p $port -s "$seed" -t $((secs + 5)) -n "$THREADS" -u 65534 \
 		>"$TMPD/srv" 2>&1 &
@@ -93,6 +111,8 @@ fuzz_run() {
 		-p $port -s $((seed + 1000003)) -t "$secs" -n "$THREADS" -H 1 \
 		-u 65534 >"$TMPD/cli" 2>&1 || cli=$?
 	wait $spid || srv=$?
+	kill $wpid
+	wait $wpid 2>/dev/null
 	[ $srv -eq 0 ] && [ $cli -eq 0 ] || why="$why (exit: server $srv, client $cli)"
 	grep -q 'KERNEL REPORT' "$TMPD/srv" "$TMPD/cli" &&
 		why="$why (kernel report while fuzzing)"
@@ -111,6 +131,8 @@ fuzz_run() {
 		echo "# --- client (seed $((seed + 1000003))) ---"
 		grep -v '^#   \[' "$TMPD/cli" | tail -n 20 | diag
 		grep -A70 'KERNEL REPORT\|WATCHDOG\|SLOW' "$TMPD/cli" | head -n 300 | diag
+		echo "# --- fuzz_verbs threads seen in D state (3 s samples) ---"
+		head -n 200 "$TMPD/dstate" | diag
 		if [ -n "$left" ] || [ $srv -eq 124 ] || [ $cli -eq 124 ]; then
 			stuck_report 60
 		fi
