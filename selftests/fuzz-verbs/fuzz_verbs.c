@@ -1427,23 +1427,64 @@ static void op_relisten(struct fzt *t)
 
 /* ------------------------------------------------------------- fork */
 
-static void child_mess(struct fzt *t)
+/* The mmap offset of the uverbs mapping starting at @addr, or -1. */
+static long long map_offset(const void *addr)
 {
-	struct fz_ring sq, rq, r;
-	struct ibv_qp *qp = t->qp[below(&t->rng, NQP)];
-	struct conn *c = up_conn(t);
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	long long off = -1;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long a;
+		unsigned long long o;
+
+		if (sscanf(line, "%lx-%*x %*s %llx", &a, &o) == 2 &&
+		    a == (uintptr_t)addr && strstr(line, "uverbs")) {
+			off = o;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return off;
+}
+
+/*
+ * The provider maps rings MADV_DONTFORK: in the child they are gone.
+ * Map @r's ring again from the shared device fd (same offset, so the
+ * same kernel ring as the parent's); false if that fails.
+ */
+static bool child_remap(struct fzt *t, struct fz_ring *r, long long off)
+{
+	uint8_t *m;
+
+	if (off < 0)
+		return false;
+	m = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 t->ctx->cmd_fd, off);
+	if (m == MAP_FAILED)
+		return false;
+	r->slots = m + (r->slots - (uint8_t *)r->map);
+	r->ctl = r->slots - KIWI_RING_CTL_SIZE;
+	r->map = m;
+	return true;
+}
+
+static void child_mess(struct fzt *t, long long sq_off, struct ibv_qp *qp)
+{
+	struct fz_ring sq, rq;
 	int i;
 
 	alarm(10);
-	if (c && chance(&t->rng, 2))
-		qp = c->id->qp;
 	switch (below(&t->rng, 5)) {
 	case 0:
 		_exit(0);
-	case 1: /* scribble the rings shared with the parent */
-		for (i = 0; i < 50 && qp && !fz_qp_rings(qp, &sq, &rq); i++) {
-			r = chance(&t->rng, 2) || !rq.nslots ? sq : rq;
-			junk(t, &r);
+	case 1: /* scribble the parent's SQ ring, mapped again here */
+		if (!qp || fz_qp_rings(qp, &sq, &rq) ||
+		    !child_remap(t, &sq, sq_off))
+			_exit(0);
+		for (i = 0; i < 50; i++) {
+			junk(t, &sq);
 			doorbell(qp);
 		}
 		_exit(0);
@@ -1452,10 +1493,10 @@ static void child_mess(struct fzt *t)
 		if (qp)
 			doorbell(qp);
 		_exit(0);
-	case 3: /* replace a ring mapping with nothing, then exit */
-		if (qp && !fz_qp_rings(qp, &sq, &rq))
-			mmap(sq.map, sq.map_len, PROT_NONE,
-			     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	case 3: /* map the parent's SQ ring, unmap it, ring, exit */
+		if (qp && !fz_qp_rings(qp, &sq, &rq) &&
+		    child_remap(t, &sq, sq_off))
+			munmap(sq.map, sq.map_len);
 		if (qp)
 			doorbell(qp);
 		_exit(0);
@@ -1490,12 +1531,20 @@ static void op_fork(struct fzt *t)
 	pid_t pid;
 	int st = 0, i;
 	uint64_t seed = rnd(&t->rng);
+	struct ibv_qp *qp = t->qp[below(&t->rng, NQP)];
+	struct conn *c = up_conn(t);
+	struct fz_ring sq, rq;
+	long long sq_off = -1;
 
+	if (c && chance(&t->rng, 2))
+		qp = c->id->qp;
+	if (qp && !fz_qp_rings(qp, &sq, &rq))
+		sq_off = map_offset(sq.map);
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
 		t->rng.s = seed | 1;
-		child_mess(t);
+		child_mess(t, sq_off, qp);
 		_exit(0);
 	}
 	rec(t, OP_FORK, -1, pid < 0 ? -errno : 0, pid);
