@@ -17,7 +17,8 @@
 # known ("clear"), and after it (kiwi unloaded or idle) two scans list what
 # became unreferenced.  Those reports are copied into the kernel log, as
 # "unreferenced object 0x..." lines with their allocation backtraces, so
-# check-dmesg fails the run on them too.
+# check-dmesg fails the run on them too.  KIWI_SAN_INJECT=1 writes a fake
+# KASAN report after the suite: the phase must then fail (its self-test).
 set -u
 
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
@@ -36,6 +37,12 @@ fi
 
 "$HERE/$suite"
 rc=$?
+
+# A self-test of the phase: a report that must fail it (check-dmesg).
+if [ -n "${KIWI_SAN_INJECT:-}" ]; then
+	echo "# sanitizer.sh: KIWI_SAN_INJECT: writing a fake KASAN report to the kernel log"
+	echo "<3>BUG: KASAN: slab-use-after-free in injected_by_sanitizer_sh+0x0/0x0" >/dev/kmsg
+fi
 
 if [ -w "$KML" ]; then
 	# An object is reported once it has been unreferenced for more than
