@@ -218,27 +218,18 @@ pyverbs_rdmacm() {
 # server on kiwi1.  perf_test's verdict (bandwidth column > 0) does not
 # fit 8-byte operations, whose MB/s rounds to 0.00: the figure checked
 # and reported is the message rate (Mpps, bw) or t_typical (usec, lat).
-# Runs whose clock calibration failed (all figures 0) or whose connect
-# was rejected are repeated, up to three in all, as perf_test does.
+# Runs lost to a known fault of perftest are repeated, as perf_test
+# does (lib.sh perf_run_retry: only with the evidence, each a RETRY).
 atomic_perf() {
-	local col=5 fig try
-	for try in 1 2 3; do
-		perf_run kiwi1 kiwi0 $SRV "$ITERS" "$1" -A "$2"
-		if grep -q "Correlation coefficient" "$TMPD/cli" "$TMPD/srv"; then
-			echo "# kiwi: $1: perftest clock calibration failed, run $try of 3"
-		elif [ -n "$PERF_REJECTED" ]; then
-			echo "# kiwi: $1: connect rejected before any data, run $try of 3"
-		else
-			break
-		fi
-	done
+	local col=5 fig
+	perf_run_retry "kiwi: $1 -A $2" kiwi1 kiwi0 $SRV "$ITERS" "$1" -A "$2"
 	fig=$(echo "$PERF_ROW" | awk -v c=$col '{ print $c }')
 	if [ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] &&
 	   awk -v f="$fig" 'BEGIN { exit !(f > 0) }'; then
 		ok "kiwi: $1 -A $2 ($([ "$1" = ib_atomic_lat ] &&
 			echo "t_typical $fig usec" || echo "$fig Mpps"))"
 	else
-		notok "kiwi: $1 -A $2 (rc $PERF_RC)"
+		notok "kiwi: $1 -A $2 (rc $PERF_RC, server $PERF_SRC)"
 		tail -n 12 "$TMPD/cli" "$TMPD/srv" | diag
 	fi
 }
@@ -511,21 +502,16 @@ mk_counters() {
 
 # mk_perf LABEL TOOL SIZE: perftest over rdma_cm (server kiwi1), judged
 # on the bandwidth or, for tiny messages whose MB/s rounds to 0.00, the
-# message rate; clock-calibration failures and rejected connects are
-# retried as perf_test does.
+# message rate; runs lost to a known fault of perftest are repeated as
+# perf_test does (perf_run_retry).
 mk_perf() {
-	local label=$1 tool=$2 size=$3 try
-	for try in 1 2 3; do
-		perf_run kiwi1 kiwi0 $SRV 200 "$tool" -s "$size"
-		grep -q "Correlation coefficient" "$TMPD/cli" "$TMPD/srv" ||
-			[ -n "$PERF_REJECTED" ] || break
-		echo "# $label: $tool: calibration failed or rejected, run $try of 3"
-	done
+	local label=$1 tool=$2 size=$3
+	perf_run_retry "$label: $tool -s $size" kiwi1 kiwi0 $SRV 200 "$tool" -s "$size"
 	if [ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] &&
 	   echo "$PERF_ROW" | awk '{ exit !($4 > 0 || $5 > 0) }'; then
 		ok "$label: $tool -s $size ($(echo "$PERF_ROW" | awk '{print $4 " MB/s, " $5 " Mpps"}'))"
 	else
-		notok "$label: $tool -s $size (rc $PERF_RC)"
+		notok "$label: $tool -s $size (rc $PERF_RC, server $PERF_SRC)"
 		tail -n 12 "$TMPD/cli" "$TMPD/srv" | diag
 	fi
 }
