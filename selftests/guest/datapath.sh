@@ -52,12 +52,17 @@ setup() {
 	B rdma link add kiwi1 type kiwi netdev kv1
 }
 
-# A connect to a port without a listener must fail, not hang or crash.
+# A connect to a port without a listener must fail, not hang or crash:
+# refused quickly, by a REJECTED event (lib.sh refused_verdict).
 refused_test() {
-	if A timeout 60 rping -c -a $SRV -p 7999 -C 1 >"$TMPD/cli" 2>&1; then
-		notok "connect to a closed port is refused"
-	else
+	local t0=$SECONDS rc why
+	A timeout 60 rping -c -a $SRV -p 7999 -C 1 >"$TMPD/cli" 2>&1
+	rc=$?
+	if why=$(refused_verdict $rc $((SECONDS - t0)) "$TMPD/cli"); then
 		ok "connect to a closed port is refused"
+	else
+		notok "connect to a closed port is refused ($why)"
+		diag "$TMPD/cli"
 	fi
 }
 
@@ -156,14 +161,18 @@ ring_conn_test() {
 # Immediate Data message that finds no receive must draw the TERMINATE
 # for a missing buffer (DDP layer 1, untagged type 2, code 2) on op 12.
 # Then, with rfc7306_imm off, WRs with immediate data fail locally.
-# term_logged NAME WHAT: ok NAME if the kernel log has kiwi's
-# "terminating stream: WHAT" (op, layer, type and code of a TERMINATE).
+# term_logged NAME WHAT: ok NAME if, since the case's klog_mark, kiwi
+# logged "QP N: terminating stream: WHAT" (op, layer, type and code of a
+# TERMINATE) and its trace shows QP N sending that TERMINATE (lib.sh
+# term_found): an earlier case's line cannot satisfy it.
 term_logged() {
-	if dmesg | grep -q "terminating stream: $2"; then
+	klog_since "$TMPD/klog" "$TMPD/ktrace"
+	if term_found "$2" "$TMPD/klog" "$TMPD/ktrace"; then
 		ok "$1"
+		echo "# $1: QP $TERM_QPN"
 	else
 		notok "$1"
-		dmesg | grep "terminating stream" | diag
+		grep -h "terminating stream\|TERMINATE" "$TMPD/klog" "$TMPD/ktrace" | tail -n 20 | diag
 	fi
 }
 
@@ -171,6 +180,7 @@ imm_conn_test() {
 	local p=/sys/module/kiwi/parameters/rfc7306_imm
 	pair_bin imm_conn || return
 	echo Y >$p
+	klog_mark
 	pair_run 7177 "imm_conn: WRITE/SEND with immediate data, solicited, 20 in order, zero-length"
 	echo N >$p
 	term_logged "imm_conn: Immediate Data with no receive -> TERMINATE (DDP untagged, no buffer)" \
@@ -192,7 +202,7 @@ PYV_SKIPS=(
 
 # pyverbs_rdmacm: the suite's TAP lines re-numbered into ours.
 pyverbs_rdmacm() {
-	local args=() s line rest
+	local args=() s line rest rc why
 	for s in "${PYV_SKIPS[@]}"; do
 		args+=(--skip "$s")
 	done
@@ -203,6 +213,7 @@ pyverbs_rdmacm() {
 	}
 	timeout 900 /usr/bin/python3 "$GUEST_DIR/pyverbs_tap.py" \
 		--dev kiwi2 "${args[@]}" test_rdmacm >"$TMPD/pyv" 2>&1
+	rc=$?
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*)     rest=${line#ok }; ok "pyverbs.${rest#* }" ;;
@@ -212,6 +223,13 @@ pyverbs_rdmacm() {
 		*) echo "# $line" ;;
 		esac
 	done <"$TMPD/pyv"
+	# The run as a whole: it finished (exit 0, a crash or timeout is
+	# not), ran what it planned, and not everything skipped.
+	if why=$(tap_embed_verdict $rc "$TMPD/pyv"); then
+		ok "pyverbs: test_rdmacm ran whole ($(grep -cE '^ok [0-9]+ [^#]*$' "$TMPD/pyv") passed, $(grep -c ' # SKIP' "$TMPD/pyv") skipped)"
+	else
+		notok "pyverbs: test_rdmacm ran whole ($why)"
+	fi
 }
 
 # atomic_perf TOOL OP: perftest's ib_atomic_bw or ib_atomic_lat -A OP,
@@ -257,6 +275,7 @@ atomic_conn_test() {
 	pair_bin atomic_conn || return
 	echo Y >$p
 	atomic_local "$PAIR_BIN" -a "rfc7306_atomics on -> atomic_cap IBV_ATOMIC_HCA"
+	klog_mark
 	pair_run 7179 "atomic_conn: fetch-add, cmp-swap hit/miss, 2 QPs x 500 on one counter, refusals"
 	for what in "access:0x02" "bounds:0x01"; do
 		term_logged "atomic_conn: refused atomic ($what) -> TERMINATE RDMAP protection" \
@@ -440,6 +459,7 @@ hw_test() {
 mw_conn_test() {
 	local what m
 	pair_bin mw_conn || return
+	klog_mark
 	pair_run 7181 "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2, type 2 of a destroyed QP"
 	# The server exited with two windows bound in a region.
 	if [ -z "$(B rdma res show mr dev kiwi1 2>&1)" ]; then

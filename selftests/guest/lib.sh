@@ -424,6 +424,121 @@ perf_test() {
 	fi
 }
 
+# ---- verdicts scoped to one case ----
+#
+# klog_mark: remember how far the kernel log goes and start kiwi's trace
+# anew (connection and TERMINATE events), so that the checks below see
+# only what the case in hand caused.  klog_since FILE TRACE: the kernel
+# log lines and trace events since klog_mark, into FILE and TRACE.
+klog_mark() {
+	KLOG_MARK=$(dmesg | wc -l)
+	[ ! -w $TR/events/kiwi/kiwi_terminate/enable ] ||
+		echo 1 >$TR/events/kiwi/kiwi_terminate/enable
+	perf_trace_start
+}
+klog_since() {
+	dmesg | tail -n +$((${KLOG_MARK:-0} + 1)) >"$1"
+	grep -hv '^#' $TR/trace >"$2" 2>/dev/null
+}
+
+# term_found WHAT KLOG TRACE: kiwi logged "QP N: terminating stream:
+# WHAT" (WHAT: "op O layer L type T code 0xCC") in KLOG and the trace
+# TRACE has that QP N sending the TERMINATE with the same layer, type and
+# code; sets TERM_QPN to N.  KLOG and TRACE cover only the case in hand
+# (klog_mark), so a line an earlier case left cannot satisfy it.
+term_found() {
+	local what=$1 l t c q
+	read -r _ _ _ l _ t _ c <<<"$what"
+	TERM_QPN=
+	for q in $(sed -nE "s/.*QP ([0-9]+): terminating stream: $what( .*|)\$/\1/p" "$2"); do
+		if grep -qE "qp $q TERMINATE sent: layer $l type $t code $c\$" "$3"; then
+			TERM_QPN=$q
+			return 0
+		fi
+	done
+	return 1
+}
+
+# refused_verdict RC SECS OUT: an rping client's connect to a port with
+# no listener (exit status RC, after SECS seconds, output OUT) was
+# refused as it should be: quickly (within 15 s, not a timeout), by a
+# REJECTED connection event, and rping exited with its own error status
+# (not a signal, not timeout's 124).  Prints what was wrong otherwise.
+refused_verdict() {
+	if [ "$1" -eq 0 ]; then
+		echo "the connect succeeded"
+	elif [ "$1" -eq 124 ] || [ "$1" -ge 128 ]; then
+		echo "rping did not fail cleanly (exit $1: timeout or signal)"
+	elif [ "$2" -gt 15 ]; then
+		echo "the refusal took $2 s"
+	elif ! grep -q 'RDMA_CM_EVENT_REJECTED' "$3"; then
+		echo "no RDMA_CM_EVENT_REJECTED (exit $1)"
+	else
+		return 0
+	fi
+	return 1
+}
+
+# rping_during_verdict KIND CLIENT_RC SERVER_RC CLIENT_OUT SERVER_OUT: the
+# rping -V that ran across a network change.  KIND "keep": the change
+# keeps the connection (an MTU change), so both sides must exit 0.  KIND
+# "may_break": the connection may fail (link down, address removed), but
+# only cleanly: no "data mismatch!" (rping -V compares every ping), no
+# timeout or signal.  Prints what was wrong.
+rping_during_verdict() {
+	if grep -qs 'data mismatch' "$4" "$5"; then
+		echo "rping -V found a data mismatch"
+	elif [ "$1" = keep ] && { [ "$2" -ne 0 ] || [ "$3" -ne 0 ]; }; then
+		echo "rping failed (client $2, server $3) though the change keeps the connection"
+	elif [ "$2" -eq 124 ] || [ "$2" -ge 128 ] || [ "$3" -eq 124 ] || [ "$3" -ge 128 ]; then
+		echo "rping hung or crashed (client $2, server $3)"
+	else
+		return 0
+	fi
+	return 1
+}
+
+# tap_embed_verdict RC TAPFILE: a TAP stream a script re-emits (pyverbs)
+# holds up: exit status RC 0, a plan, as many results as planned, and at
+# least one that ran rather than skipped.  Prints what was wrong.
+tap_embed_verdict() {
+	local plan n ran
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$2" | tail -n 1)
+	n=$(grep -cE '^(not )?ok [0-9]' "$2")
+	ran=$(grep -E '^(not )?ok [0-9]' "$2" | grep -cv ' # SKIP')
+	if [ -z "$plan" ]; then
+		echo "no TAP plan (exit $1, $n results)"
+	elif [ "$plan" -ne "$n" ]; then
+		echo "planned $plan, got $n results (exit $1)"
+	elif [ "$1" -ne 0 ]; then
+		echo "exit status $1"
+	elif [ "$ran" -eq 0 ]; then
+		echo "all $n results skipped: nothing ran"
+	else
+		return 0
+	fi
+	return 1
+}
+
+# qperf_verdict OUT: a qperf client's output shows a figure above 0 and
+# no error (qperf counts failed completions and goes on, printing
+# loc_send_errors and the like).  Prints the figure, or what was wrong.
+qperf_verdict() {
+	local v
+	v=$(awk '$1 ~ /(bw|latency|msg_rate)$/ && $2 == "=" { print $3, $4; exit }' "$1")
+	if [ -z "$v" ]; then
+		echo "no figure"
+	elif ! awk -v f="${v%% *}" 'BEGIN { exit !(f > 0) }'; then
+		echo "figure $v"
+	elif grep -qiE 'err|fail' "$1"; then
+		echo "errors: $(grep -iE 'err|fail' "$1" | head -n 2 | tr -s ' \n' ' ')"
+	else
+		echo "$v"
+		return 0
+	fi
+	return 1
+}
+
 # ---- NVMe over RDMA through kiwi (kernel-ulp.sh, faults.sh) ----
 #
 # The kernel's NVMe target (nvmet-rdma, a memory-backed null_blk
