@@ -55,8 +55,9 @@ diag()      { sed -e 's/^/# /'; }
 phase()     { GROUP=$1; echo "# ==== $1 ($((SECONDS - START)) s) ===="; }
 want()      { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
-# Kernel trouble in the dmesg lines logged since a mark.
-KTROUBLE='(^|[^A-Za-z0-9_])BUG([^A-Za-z0-9_]|$)|WARNING:|Oops|general protection fault|Call Trace:|UBSAN|KASAN|KFENCE|Redzone|Poison overwritten|Object padding|list_(add|del) corruption|refcount_t:|soft lockup|blocked for more than|unreferenced object'
+# Kernel trouble in the dmesg lines logged since a mark (the one list of
+# it: selftests/vm/check-dmesg's).
+KTROUBLE=$("$ROOT/selftests/vm/check-dmesg" --regex)
 dmesg_mark() { dmesg | wc -l; }
 dmesg_trouble() { dmesg | tail -n +$(($1 + 1)) | grep -E -- "$KTROUBLE"; }
 
