@@ -463,11 +463,13 @@ term_found() {
 # no listener (exit status RC, after SECS seconds, output OUT) was
 # refused as it should be: quickly (within 15 s, not a timeout), by a
 # REJECTED connection event, and rping exited with its own error status
-# (not a signal, not timeout's 124).  Prints what was wrong otherwise.
+# (rping's is 255; not a signal, 129-254, nor timeout's 124).  Prints
+# what was wrong otherwise.
+rc_died() { [ "$1" -eq 124 ] || { [ "$1" -gt 128 ] && [ "$1" -lt 255 ]; }; }
 refused_verdict() {
 	if [ "$1" -eq 0 ]; then
 		echo "the connect succeeded"
-	elif [ "$1" -eq 124 ] || [ "$1" -ge 128 ]; then
+	elif rc_died "$1"; then
 		echo "rping did not fail cleanly (exit $1: timeout or signal)"
 	elif [ "$2" -gt 15 ]; then
 		echo "the refusal took $2 s"
@@ -490,7 +492,7 @@ rping_during_verdict() {
 		echo "rping -V found a data mismatch"
 	elif [ "$1" = keep ] && { [ "$2" -ne 0 ] || [ "$3" -ne 0 ]; }; then
 		echo "rping failed (client $2, server $3) though the change keeps the connection"
-	elif [ "$2" -eq 124 ] || [ "$2" -ge 128 ] || [ "$3" -eq 124 ] || [ "$3" -ge 128 ]; then
+	elif rc_died "$2" || rc_died "$3"; then
 		echo "rping hung or crashed (client $2, server $3)"
 	else
 		return 0
