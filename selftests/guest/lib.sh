@@ -424,6 +424,34 @@ perf_test() {
 	fi
 }
 
+# mpa_crc_test LABEL SRVADDR KIWIDEV WANT: what the MPA exchange settled
+# shows in "rdma -dd res show qp": while an rping (server in kwb at
+# SRVADDR, client in kwa) is connected, KIWIDEV's QP must have
+# drv_mpa_crc WANT (1: CRC on the wire, 0: none).
+mpa_crc_test() {
+	local label=$1 addr=$2 dev=$3 want=$4 attrs got i spid cpid
+	B timeout 60 rping -s -a "$addr" -p 7178 -C 1000000 -S 4096 >/dev/null 2>&1 &
+	spid=$!
+	wait_port "$addr" 7178
+	A timeout 60 rping -c -a "$addr" -p 7178 -C 1000000 -S 4096 -V >/dev/null 2>&1 &
+	cpid=$!
+	for i in $(seq 1 40); do
+		attrs=$(rdma -dd res show qp link "$dev/1" 2>/dev/null)
+		[[ $attrs == *"state RTS"* ]] && break
+		sleep 0.5
+	done
+	kill_tree $cpid
+	kill_tree $spid
+	wait $cpid $spid 2>/dev/null
+	got=$(sed -n 's/.*drv_mpa_crc \([01]\).*/\1/p' <<<"$attrs" | head -n 1)
+	if [ "$got" = "$want" ]; then
+		ok "$label: $dev's QP negotiated drv_mpa_crc $want"
+	else
+		notok "$label: $dev's QP negotiated drv_mpa_crc $want (got ${got:-no QP in RTS})"
+		echo "$attrs" | diag
+	fi
+}
+
 # ---- verdicts scoped to one case ----
 #
 # klog_mark: remember how far the kernel log goes and start kiwi's trace
