@@ -228,6 +228,21 @@ expect fail "qperf: 0 bytes/sec" qperf_verdict "$W/q_zero"
 expect fail "qperf: completion errors counted" qperf_verdict "$W/q_err"
 expect fail "qperf: no figure" qperf_verdict "$W/q_none"
 
+# ---- interop: the CRC that was negotiated (mpa_crc_test) ---------------
+# rdma's view of the QP is made up; the namespaces and rping are stubbed.
+crc_case() {	# crc_case WANT SHOWN: mpa_crc_test's verdict when rdma shows SHOWN
+	(
+		A() { :; }; B() { :; }; wait_port() { :; }; kill_tree() { :; }
+		rdma() { echo "link kiwi0/1 lqpn 3 type RC state RTS drv_mpa_crc $SHOWN drv_large_fpdu 0"; }
+		SHOWN=$2 T=0 NFAIL=0
+		mpa_crc_test "interop" 10.93.0.2 kiwi0 "$1" >/dev/null
+		[ "$NFAIL" -eq 0 ]
+	)
+}
+expect pass "interop crc: CRC requested and negotiated" crc_case 1 1
+expect fail "interop crc: a crc round that ran without CRC" crc_case 1 0
+expect fail "interop nocrc: a nocrc round that ran with CRC" crc_case 0 1
+
 # ---- provider device tests run where a device exists -------------------
 eval "$(sed -n '/^gtest_tap() {/,/^}/p' "$ROOT/selftests/guest/suite.sh")"
 cat >"$W/fake_gtest" <<'EOF'

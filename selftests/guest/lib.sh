@@ -478,12 +478,13 @@ term_found() {
 	local what=$1 l t c q
 	read -r _ _ _ l _ t _ c <<<"$what"
 	TERM_QPN=
-	for q in $(sed -nE "s/.*QP ([0-9]+): terminating stream: $what( .*|)\$/\1/p" "$2"); do
+	while read -r q; do
 		if grep -qE "qp $q TERMINATE sent: layer $l type $t code $c\$" "$3"; then
+			# shellcheck disable=SC2034 # the callers' to show
 			TERM_QPN=$q
 			return 0
 		fi
-	done
+	done < <(sed -nE "s/.*QP ([0-9]+): terminating stream: $what( .*|)\$/\1/p" "$2")
 	return 1
 }
 
