@@ -630,12 +630,14 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		hw) hw_test ;;
 		markers) markers_test ;;
 		markers_smoke) markers_smoke ;;
+		refused) refused_test ;;
+		pyverbs) pyverbs_rdmacm ;;
 		rping) rping_test kiwi $SRV 4096 "$COUNT" ;;
 		perf)
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, refused, pyverbs, rping, perf)" ;;
 		esac
 	done
 	tap_end
