@@ -52,6 +52,8 @@ echo "TAP version 13"
 # per-case scans) --------------------------------------------------------
 cat >"$W/clean" <<'EOF'
 [    0.000000] Linux version 6.1.0-41-amd64 (debian-kernel@lists.debian.org)
+[    0.000000] Command line: console=ttyS0 loglevel=5 sysctl.kernel.hung_task_timeout_secs=30 rdinit=/init
+[    0.010000] Kernel command line: console=ttyS0 loglevel=5 sysctl.kernel.hung_task_timeout_secs=30 rdinit=/init
 [    0.512000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15682)
 [    0.513000] KernelAddressSanitizer initialized (generic)
 [    0.514000] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar
@@ -61,7 +63,7 @@ cat >"$W/clean" <<'EOF'
 [    9.100000] traps: qperf[413] general protection fault ip:7f0000001000 sp:7ffd00000000 error:0 in qperf
 [   12.000000] kiwi: QP 3: terminating stream: op 12 layer 1 type 2 code 0x02 (ctrl 410c len 40)
 EOF
-expect pass "check-dmesg: a clean boot (sanitizer banners, user-space traps) passes" \
+expect pass "check-dmesg: a clean boot (command line, sanitizer banners, user-space traps) passes" \
 	"$CHECK_DMESG" "$W/clean"
 re=$("$CHECK_DMESG" --regex)
 # Each line as the kernel prints it, without the "WARNING:"/"BUG:" that
