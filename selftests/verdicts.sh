@@ -179,8 +179,12 @@ expect pass "during: link bounce, a clean failure" \
 	rping_during_verdict may_break 255 255 "$W/empty" "$W/empty"
 expect fail "during: link bounce, a data mismatch" \
 	rping_during_verdict may_break 255 0 "$W/mismatch" "$W/empty"
-expect fail "during: link bounce, rping hung until timeout" \
-	rping_during_verdict may_break 124 0 "$W/empty" "$W/empty"
+expect fail "during: link bounce, rping crashed (SIGSEGV)" \
+	rping_during_verdict may_break 139 0 "$W/empty" "$W/empty"
+expect pass "during: link bounce, the server waits out its timeout" \
+	rping_during_verdict may_break 255 124 "$W/empty" "$W/empty"
+expect fail "during: MTU change, the server times out" \
+	rping_during_verdict keep 0 124 "$W/empty" "$W/empty"
 expect fail "during: MTU change, a mismatch even with exit 0" \
 	rping_during_verdict keep 0 0 "$W/mismatch" "$W/empty"
 

@@ -129,7 +129,21 @@ during() {
 	A timeout 120 rping -c -a $SRV -p 7175 -V -C 400 -S 16384 \
 		>"$TMPD/dc" 2>&1 &
 	cpid=$!
-	sleep 1
+	# The change must come while the rping's QP is connected (on a busy
+	# host a fixed pause was not enough: the link went down before the
+	# client had resolved the address, and nothing was tested).
+	for _ in $(seq 1 40); do
+		rdma res show qp link kiwi0/1 2>/dev/null | grep -q 'state RTS' && break
+		sleep 0.5
+	done
+	if ! rdma res show qp link kiwi0/1 2>/dev/null | grep -q 'state RTS'; then
+		notok "$label (during): rping connected before the change (no kiwi0 QP in RTS within 20 s)"
+		kill_tree $cpid; kill_tree $spid
+		wait $cpid $spid
+		tail -n 5 "$TMPD/dc" "$TMPD/ds" | diag
+		rping_test "$label (after)" $SRV 4096 50
+		return
+	fi
 	"$@"
 	wait $cpid
 	crc=$?
