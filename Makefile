@@ -6,7 +6,7 @@
 #                   the test-only kernel consumer selftests/kconsumer/*.ko
 #   make deps       install the Debian packages the build and tests need
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
-#   make check      run every test (last line: "N passed, N failed")
+#   make check      run every test (last line: "N passed, N failed, N skipped")
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
