@@ -6,7 +6,7 @@
 #                   the test-only kernel consumer selftests/kconsumer/*.ko
 #   make deps       install the Debian packages the build and tests need
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
-#   make check      run every test (last line: "N passed, N failed")
+#   make check      run every test (last line: "N passed, N failed, N skipped")
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
@@ -16,6 +16,7 @@
 #   make uninstall  remove what make install installed
 #   make deb        Debian packages kiwi-dkms and libkiwi-rdmav34 (build/deb/)
 #   make fresh-check make deps, make, make demo in a new Debian 12 chroot (scripts/fresh-check)
+#   make sanitizer-kernel  build (once) the KASAN/lockdep/UBSAN kernel of make check's sanitizer phase
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
 # The running kernel is irrelevant: modules are tested in a guest.
@@ -28,14 +29,14 @@ JOBS ?= $(shell nproc)
 # runs `make deps` and then GOAL in a second make, which looks for the
 # kernel headers afresh: this one looked before deps could install them.
 # A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
-WITH_DEPS := demo check bench soak fuzz fuzz-verbs install deb
+WITH_DEPS := demo check bench soak fuzz fuzz-verbs install deb sanitizer-kernel
 
 export BUILD
 ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod kconsumer provider siw deps demo check bench soak fuzz fuzz-verbs install deb uninstall clean help fresh-check
+.PHONY: all kmod kconsumer provider siw deps demo check bench soak fuzz fuzz-verbs install deb uninstall clean help fresh-check sanitizer-kernel
 
 all: kmod kconsumer provider
 
@@ -80,6 +81,9 @@ install: all
 
 deb:
 	$(CURDIR)/scripts/deb
+
+sanitizer-kernel:
+	$(CURDIR)/scripts/build-sanitizer-kernel
 endif
 
 uninstall:
@@ -94,4 +98,4 @@ fresh-check:
 	$(CURDIR)/scripts/fresh-check
 
 help:
-	@sed -n '3,16p' Makefile
+	@sed -n '3,17p' Makefile

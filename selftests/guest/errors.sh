@@ -39,7 +39,8 @@ START=$SECONDS
 
 todo()  { T=$((T + 1)); echo "not ok $T $1 # TODO $2"; }
 
-KTROUBLE='(^|[^A-Za-z0-9_])BUG([^A-Za-z0-9_]|$)|WARNING:|Oops|general protection fault|Call Trace:|UBSAN|KASAN|KFENCE|Redzone|Poison overwritten|Object padding|list_(add|del) corruption|refcount_t:|soft lockup|blocked for more than|unreferenced object'
+# Kernel trouble: the one list, selftests/vm/check-dmesg's.
+KTROUBLE=$("$ROOT/selftests/vm/check-dmesg" --regex)
 
 setup() {
 	[ -x "$IWERR" ] || { echo "$IWERR missing (make)"; return 1; }

@@ -251,6 +251,9 @@ for crc in 1 0; do
 	echo "$crc" >/sys/module/kiwi/parameters/crc
 	direction "kiwi->siw $c" siw0 kiwi0 10.93.0.2
 	direction "siw->kiwi $c" kiwi1 siw1 10.94.0.2
+	# Both wire variants really ran: what kiwi's QPs settled.
+	mpa_crc_test "kiwi->siw $c" 10.93.0.2 kiwi0 "$crc"
+	mpa_crc_test "siw->kiwi $c" 10.94.0.2 kiwi1 "$crc"
 done
 part qperf && qperf_part
 part ext && ext_part
