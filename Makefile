@@ -98,4 +98,4 @@ fresh-check:
 	$(CURDIR)/scripts/fresh-check
 
 help:
-	@sed -n '3,17p' Makefile
+	@sed -n '3,19p' Makefile
