@@ -4,7 +4,7 @@
  * in a guest by selftests/guest/fuzz-verbs.sh.
  *
  *   fuzz_verbs -r server|client -a ADDR [-l LOCAL] [-p PORT] [-s SEED]
- *              [-t SECS] [-n THREADS] [-H HOSTILE] [-u UID] [-k N]
+ *              [-t SECS] [-n THREADS] [-H HOSTILE] [-u UID] [-k N] [-b SECS]
  *
  * Two copies run, one per network namespace of the standard topology:
  * the server listens on ADDR:PORT+i (one rdma_cm listener per thread i),
@@ -33,7 +33,8 @@
  * which is the kernel log's clock); they are printed for the last -k
  * (default 16) at the end, when a line that looks like a kernel report
  * appears in /dev/kmsg (opened before privileges are dropped), and by
- * the watchdog.  -u UID: raise RLIMIT_MEMLOCK, then become UID (group
+ * the watchdog; a step (or the final teardown) longer than -b SECS
+ * (default 10) is reported as SLOW with the records.  -u UID: raise RLIMIT_MEMLOCK, then become UID (group
  * UID too) before touching the device.
  *
  * The seed (printed first) fixes every thread's choices: thread i draws
@@ -90,7 +91,6 @@
 #define FILE_LEN	(256u << 10)	/* its file-backed and read-only maps */
 #define CBUF_LEN	(1u << 20)	/* a connection's exposed region */
 #define INFO_MAGIC	0x667a7662	/* "fzvb" */
-#define SLOW_SECS	10	/* a step longer than this is reported */
 
 /* What a connection tells its peer: in private data, and in SENDs. */
 struct fz_info {
@@ -113,7 +113,8 @@ static struct {
 	int hostile;
 	int uid;
 	int show;
-} opt = { .port = 7600, .secs = 60, .threads = 3, .hostile = 1,
+	int slow;	/* a step longer than this many seconds is reported */
+} opt = { .slow = 10, .port = 7600, .secs = 60, .threads = 3, .hostile = 1,
 	  .uid = -1, .show = 16 };
 
 static double t_end;
@@ -2096,12 +2097,12 @@ static void *thread_main(void *arg)
 		verbs_step(t);
 		atomic_store(&t->cur_op, t->hist[(t->seq - 1) % HIST].op);
 		dt = now() - t0;
-		if (dt > SLOW_SECS && !t->forked) {
+		if (dt > opt.slow && !t->forked) {
 			pthread_mutex_lock(&out_lock);
 			printf("fuzz_verbs: SLOW: thread %d took %.1f s for ops #%u..#%u (last %s); the bound is %d s\n",
 			       t->idx, dt, seq0, t->seq - 1,
 			       op_name[t->hist[(t->seq - 1) % HIST].op],
-			       SLOW_SECS);
+			       opt.slow);
 			fflush(stdout);
 			pthread_mutex_unlock(&out_lock);
 			dump_all("slow operation", HIST);
@@ -2113,10 +2114,10 @@ static void *thread_main(void *arg)
 		double t0 = now();
 
 		verbs_cleanup(t);
-		if (now() - t0 > SLOW_SECS) {
+		if (now() - t0 > opt.slow) {
 			pthread_mutex_lock(&out_lock);
 			printf("fuzz_verbs: SLOW: thread %d took %.1f s to tear down its objects; the bound is %d s\n",
-			       t->idx, now() - t0, SLOW_SECS);
+			       t->idx, now() - t0, opt.slow);
 			fflush(stdout);
 			pthread_mutex_unlock(&out_lock);
 		}
@@ -2147,7 +2148,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: fuzz_verbs -r server|client -a ADDR [-l LOCAL] [-p PORT] [-s SEED]\n"
-		"                  [-t SECS] [-n THREADS] [-H HOSTILE] [-u UID] [-k N]\n");
+		"                  [-t SECS] [-n THREADS] [-H HOSTILE] [-u UID] [-k N] [-b SECS]\n");
 	exit(2);
 }
 
@@ -2157,7 +2158,7 @@ int main(int argc, char **argv)
 	int c, i, nv;
 
 	opt.seed = (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16);
-	while ((c = getopt(argc, argv, "r:a:l:p:s:t:n:H:u:k:")) != -1) {
+	while ((c = getopt(argc, argv, "r:a:l:p:s:t:n:H:u:k:b:")) != -1) {
 		switch (c) {
 		case 'r':
 			opt.server = !strcmp(optarg, "server");
@@ -2173,6 +2174,7 @@ int main(int argc, char **argv)
 		case 'H': opt.hostile = atoi(optarg); break;
 		case 'u': opt.uid = atoi(optarg); break;
 		case 'k': opt.show = atoi(optarg); break;
+		case 'b': opt.slow = atoi(optarg); break;
 		default: usage();
 		}
 	}
