@@ -11,6 +11,7 @@
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
 #   make fuzz       the wire parsers under libFuzzer, 60 s each (build/fuzz/)
+#   make fuzz-verbs the stateful verbs fuzzer in a guest, KIWI_FUZZ_MINUTES (3) (build/fuzz-verbs/)
 #   make install    the module (through DKMS) and the provider on this machine
 #   make uninstall  remove what make install installed
 #   make deb        Debian packages kiwi-dkms and libkiwi-rdmav34 (build/deb/)
@@ -28,14 +29,14 @@ JOBS ?= $(shell nproc)
 # runs `make deps` and then GOAL in a second make, which looks for the
 # kernel headers afresh: this one looked before deps could install them.
 # A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
-WITH_DEPS := demo check bench soak fuzz install deb sanitizer-kernel
+WITH_DEPS := demo check bench soak fuzz fuzz-verbs install deb sanitizer-kernel
 
 export BUILD
 ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod kconsumer provider siw deps demo check bench soak fuzz install deb uninstall clean help fresh-check sanitizer-kernel
+.PHONY: all kmod kconsumer provider siw deps demo check bench soak fuzz fuzz-verbs install deb uninstall clean help fresh-check sanitizer-kernel
 
 all: kmod kconsumer provider
 
@@ -72,6 +73,9 @@ soak: all
 fuzz:
 	$(CURDIR)/scripts/fuzz
 
+fuzz-verbs: all
+	$(CURDIR)/selftests/fuzz-verbs/run-guest
+
 install: all
 	$(CURDIR)/scripts/install install
 
@@ -94,4 +98,4 @@ fresh-check:
 	$(CURDIR)/scripts/fresh-check
 
 help:
-	@sed -n '3,16p' Makefile
+	@sed -n '3,19p' Makefile
