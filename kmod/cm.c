@@ -47,6 +47,27 @@ module_param_named(max_half_open, kiwi_max_half_open, uint, 0644);
 MODULE_PARM_DESC(max_half_open,
 		 "Connections per device still in TCP or MPA setup, beyond which new ones are reset (default 256)");
 
+/*
+ * How long a connection request handed to the iw_cm may wait for the
+ * consumer's accept or reject.  The iw_cm drops a request it cannot
+ * allocate for (cm_conn_req_handler(): iw_create_cm_id() failing) and
+ * then calls neither: the endpoint would wait forever.
+ */
+static unsigned int kiwi_req_timeout_ms = 120000;
+module_param_named(accept_timeout_ms, kiwi_req_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(accept_timeout_ms,
+		 "Time a connection request may wait for accept or reject before it is reset (default 120000 ms, 0: forever)");
+
+/*
+ * Fault injection for the test of the above: the next N connection
+ * requests are not handed to the iw_cm but treated as if it had
+ * dropped them.  For tests only; 0 (default) in production.
+ */
+static unsigned int kiwi_fault_drop_req;
+module_param_named(fault_drop_conn_req, kiwi_fault_drop_req, uint, 0644);
+MODULE_PARM_DESC(fault_drop_conn_req,
+		 "Test only: behave as if the iw_cm dropped the next N connection requests (default 0)");
+
 bool kiwi_large_fpdu = true;
 module_param_named(large_fpdu, kiwi_large_fpdu, bool, 0644);
 MODULE_PARM_DESC(large_fpdu,
@@ -139,6 +160,16 @@ bool kiwi_mk_request(bool initiator)
 }
 
 static struct workqueue_struct *kiwi_cm_wq;
+
+/*
+ * Connection requests the iw_cm holds, by cookie: each entry owns one
+ * reference to its endpoint, which accept, reject, the request timeout
+ * or device removal takes -- whichever erases the entry first; the
+ * others find it gone.  The iw_cm sees the cookie, never the pointer,
+ * so a late accept or reject cannot reach a freed endpoint.
+ */
+static DEFINE_XARRAY_ALLOC1(kiwi_req_xa);
+static u32 kiwi_req_next;
 
 /* Every endpoint alive, for device removal and module unload. */
 static LIST_HEAD(kiwi_ep_list);
@@ -254,13 +285,17 @@ void kiwi_ep_kick(struct kiwi_ep *ep, int event)
 		kiwi_ep_put(ep);
 }
 
-void kiwi_ep_arm_timer(struct kiwi_ep *ep)
+static void kiwi_ep_arm_timer_ms(struct kiwi_ep *ep, unsigned int ms)
 {
 	kiwi_ep_get(ep);
-	if (!mod_delayed_work(kiwi_cm_wq, &ep->timer,
-			      msecs_to_jiffies(kiwi_mpa_timeout_ms)))
+	if (!mod_delayed_work(kiwi_cm_wq, &ep->timer, msecs_to_jiffies(ms)))
 		return;
 	kiwi_ep_put(ep);	/* was already pending: keep one reference */
+}
+
+void kiwi_ep_arm_timer(struct kiwi_ep *ep)
+{
+	kiwi_ep_arm_timer_ms(ep, kiwi_mpa_timeout_ms);
 }
 
 void kiwi_ep_cancel_timer(struct kiwi_ep *ep)
@@ -276,12 +311,17 @@ static void kiwi_sk_event(struct sock *sk)
 	struct kiwi_ep *ep;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	ep = sk->sk_user_data;
+	ep = __locked_read_sk_user_data_with_flags(sk, 0);
 	if (ep)
 		kiwi_ep_kick(ep, KIWI_EV_SOCK);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * A listener's user data is marked NOCOPY: the sockets TCP clones from
+ * it start with none, so no callback of theirs can reach the listener
+ * endpoint (which may be going away) before they have one of their own.
+ */
 void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock)
 {
 	struct sock *sk = sock->sk;
@@ -292,7 +332,8 @@ void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock)
 	ep->saved_data_ready = sk->sk_data_ready;
 	ep->saved_state_change = sk->sk_state_change;
 	ep->saved_write_space = sk->sk_write_space;
-	sk->sk_user_data = ep;
+	__rcu_assign_sk_user_data_with_flags(sk, ep,
+		ep->state == KIWI_EP_LISTEN ? SK_USER_DATA_NOCOPY : 0);
 	sk->sk_data_ready = kiwi_sk_event;
 	sk->sk_state_change = kiwi_sk_event;
 	write_unlock_bh(&sk->sk_callback_lock);
@@ -312,7 +353,7 @@ void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 		return;
 	sk = sock->sk;
 	write_lock_bh(&sk->sk_callback_lock);
-	sk->sk_user_data = NULL;
+	rcu_assign_sk_user_data(sk, NULL);
 	sk->sk_data_ready = ep->saved_data_ready;
 	sk->sk_state_change = ep->saved_state_change;
 	sk->sk_write_space = ep->saved_write_space;
@@ -392,7 +433,7 @@ int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
 				   (struct sockaddr *)&ev.remote_addr);
 	}
 	if (type == IW_CM_EVENT_CONNECT_REQUEST)
-		ev.provider_data = ep;
+		ev.provider_data = (void *)(uintptr_t)ep->req_id;
 	if (pd_len) {
 		/* The iw_cm carries at most 255 bytes upward. */
 		ev.private_data = (void *)pd;
@@ -402,6 +443,60 @@ int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
 }
 
 /* ---- binding a connection to its QP ---- */
+
+/*
+ * The initiator's zero-length RDMA WRITE ready-to-receive message is
+ * repeated while the responder stays silent, at these delays after RTS
+ * (ms).  Linux siw, as the responder, sends its MPA reply and only then
+ * installs the callback that reads the RTR (siw_accept(): send the
+ * reply, then siw_sk_assign_rtr_upcalls()); an RTR that lands in
+ * between is left in the socket, unread, until more bytes arrive.  Its
+ * cm_id then never gets ESTABLISHED: a consumer that waits for the
+ * responder to speak first (librdmacm's ucmatose) hangs, and when the
+ * connection is closed siw reports CLOSE for a cm_id the iw_cm still
+ * has in CONN_RECV -- a kernel BUG in cm_close_handler().  kiwi, quick
+ * to answer the reply, hit that window within a few connections.  A
+ * zero-length WRITE names no buffer (RFC 5040 section 4.3; siw and kiwi
+ * skip it at once), so a repeat is harmless to a responder that did
+ * read the first one; any byte from the peer shows it is running and
+ * ends the repeats.  So does anything of ours beyond the RTR messages
+ * (each well under KIWI_RTR_MAX bytes on the wire): a repeat never goes
+ * between the FPDUs of a message, and the consumer's data wakes siw too.
+ */
+#define KIWI_RTR_MAX	64
+static const unsigned int kiwi_rtr_nudge_ms[] = { 50, 300, 1500 };
+
+static void kiwi_ep_nudge_arm(struct kiwi_ep *ep)
+{
+	if (ep->rtr_nudges < ARRAY_SIZE(kiwi_rtr_nudge_ms))
+		kiwi_ep_arm_timer_ms(ep, kiwi_rtr_nudge_ms[ep->rtr_nudges]);
+}
+
+/* Timer in RTS: repeat the RTR if the peer has sent nothing yet. */
+static void kiwi_ep_nudge(struct kiwi_ep *ep)
+{
+	struct kiwi_qp *qp = ep->qp;
+	struct tcp_sock *tp;
+
+	lockdep_assert_held(&ep->lock);
+	if (!qp || !ep->sock || ep->rtr != KIWI_MPA_RTR_WRITE)
+		return;
+	tp = tcp_sk(ep->sock->sk);
+	if (READ_ONCE(tp->bytes_received) != ep->rtr_rx_mark ||
+	    READ_ONCE(tp->write_seq) - ep->rtr_tx_mark >
+	    KIWI_RTR_MAX * (ep->rtr_nudges + 1))
+		return;
+	mutex_lock(&qp->state_lock);
+	if (kiwi_qp_state(qp) == KIWI_QP_RTS &&
+	    !READ_ONCE(qp->tx.term_pending)) {
+		WRITE_ONCE(qp->tx.rtr_pending, KIWI_MPA_RTR_WRITE);
+		kiwi_tx_kick(qp);
+	}
+	mutex_unlock(&qp->state_lock);
+	kiwi_ep_event(ep, "rtr_repeat", ep->rtr_nudges);
+	ep->rtr_nudges++;
+	kiwi_ep_nudge_arm(ep);
+}
 
 int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 {
@@ -427,6 +522,11 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	ep->state = KIWI_EP_RTS;
 	kiwi_half_open_put(ep);
 	kiwi_sock_unclamp(ep);
+	if (send_rtr == KIWI_MPA_RTR_WRITE) {
+		ep->rtr_rx_mark = READ_ONCE(tcp_sk(sk)->bytes_received);
+		ep->rtr_tx_mark = READ_ONCE(tcp_sk(sk)->write_seq);
+		kiwi_ep_nudge_arm(ep);
+	}
 	kiwi_ep_event(ep, "established", 0);
 	kiwi_stat_add(ep->kdev, KIWI_STAT_CM_ESTABLISHED, 1);
 
@@ -568,6 +668,54 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 
 /* ---- passive side ---- */
 
+static int kiwi_req_publish(struct kiwi_ep *ep)
+{
+	kiwi_ep_get(ep);
+	if (xa_alloc_cyclic(&kiwi_req_xa, &ep->req_id, ep, xa_limit_31b,
+			    &kiwi_req_next, GFP_KERNEL) < 0) {
+		kiwi_ep_put(ep);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Under ep->lock: end the iw_cm's hold; false if accept or reject has
+ * taken it (and then waits for ep->lock to finish the request).
+ */
+static bool kiwi_req_drop(struct kiwi_ep *ep)
+{
+	u32 id = ep->req_id;
+
+	lockdep_assert_held(&ep->lock);
+	ep->req_id = 0;
+	if (!id || xa_erase(&kiwi_req_xa, id) != ep)
+		return false;
+	kiwi_ep_put(ep);	/* the caller holds its own */
+	return true;
+}
+
+/* Accept or reject for @id's request: its endpoint, referenced, or NULL. */
+struct kiwi_ep *kiwi_req_take(struct iw_cm_id *id)
+{
+	unsigned long cookie = (uintptr_t)id->provider_data;
+
+	id->provider_data = NULL;
+	return cookie ? xa_erase(&kiwi_req_xa, cookie) : NULL;
+}
+
+static int kiwi_req_upcall(struct kiwi_ep *ep, struct kiwi_ep *l)
+{
+	unsigned int drop = READ_ONCE(kiwi_fault_drop_req);
+
+	if (drop && cmpxchg(&kiwi_fault_drop_req, drop, drop - 1) == drop) {
+		kiwi_ep_event(ep, "fault_drop_conn_req", 0);
+		return 0;	/* as the iw_cm does: no error, no answer */
+	}
+	return kiwi_upcall(ep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
+			   kiwi_mpa_ulp_pd(ep), ep->mpa.ulp_pd_len);
+}
+
 static void kiwi_passive_request(struct kiwi_ep *ep)
 {
 	struct kiwi_ep *l = ep->listener;
@@ -595,19 +743,35 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 		goto drop;
 	}
 	/* The iw_cm's reference to us lasts until accept or reject. */
-	kiwi_ep_get(ep);
-	rv = kiwi_upcall(ep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
-			 kiwi_mpa_ulp_pd(ep), ep->mpa.ulp_pd_len);
+	rv = kiwi_req_publish(ep);
+	if (!rv)
+		rv = kiwi_req_upcall(ep, l);
 	mutex_unlock(&l->lock);
 	if (rv) {
-		kiwi_ep_put(ep);
+		kiwi_req_drop(ep);
 		goto drop;
 	}
+	if (READ_ONCE(kiwi_req_timeout_ms))
+		kiwi_ep_arm_timer_ms(ep, READ_ONCE(kiwi_req_timeout_ms));
 	return;
 drop:
 	kiwi_ep_cancel_timer(ep);
 	kiwi_sk_release(ep, true);
 	ep->state = KIWI_EP_CLOSED;
+}
+
+/*
+ * An accepted socket is a clone of the listener and has kiwi's callbacks
+ * with it: give it the listener's own (TCP's) first, so that those, not
+ * ours, are what kiwi_sk_assoc() saves and kiwi_sk_release() restores.
+ */
+static void kiwi_sk_defaults(struct kiwi_ep *l, struct sock *sk)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = l->saved_data_ready;
+	sk->sk_state_change = l->saved_state_change;
+	sk->sk_write_space = l->saved_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
 }
 
 static void kiwi_listen_accept(struct kiwi_ep *l)
@@ -632,6 +796,7 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 			continue;
 		}
 		tcp_sock_set_nodelay(ns->sk);	/* buffers: inherited */
+		kiwi_sk_defaults(l, ns->sk);
 		kiwi_ep_get(l);
 		ep->listener = l;
 		ep->half_open = true;
@@ -692,6 +857,10 @@ static void kiwi_ep_on_sock(struct kiwi_ep *ep)
 
 static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
 {
+	if (ep->state == KIWI_EP_RTS) {
+		kiwi_ep_nudge(ep);
+		return;
+	}
 	if (ep->state != KIWI_EP_CLOSED) {
 		kiwi_ep_event(ep, "timeout", -ETIMEDOUT);
 		kiwi_stat_add(ep->kdev, KIWI_STAT_CM_TIMEOUT, 1);
@@ -702,6 +871,13 @@ static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
 		kiwi_active_fail(ep, -ETIMEDOUT, NULL, 0);
 		break;
 	case KIWI_EP_AWAIT_REQ:
+		kiwi_sk_release(ep, true);
+		ep->state = KIWI_EP_CLOSED;
+		break;
+	case KIWI_EP_RECVD_REQ:
+		/* No accept or reject in time: reset, end the iw_cm's hold. */
+		if (!kiwi_req_drop(ep))
+			break;	/* one is under way */
 		kiwi_sk_release(ep, true);
 		ep->state = KIWI_EP_CLOSED;
 		break;
@@ -782,6 +958,8 @@ static void kiwi_ep_shut(struct kiwi_ep *ep)
 		kiwi_ep_cancel_timer(ep);
 		kiwi_sk_release(ep, true);
 		kiwi_cm_id_drop(ep);
+		if (ep->state == KIWI_EP_RECVD_REQ)
+			kiwi_req_drop(ep);
 		ep->state = KIWI_EP_CLOSED;
 		break;
 	}
@@ -867,6 +1045,7 @@ void kiwi_cm_exit(void)
 		kiwi_ep_put(ep);
 	}
 	destroy_workqueue(kiwi_cm_wq);
+	xa_destroy(&kiwi_req_xa);
 	if (!wait_event_timeout(kiwi_ep_freed, !atomic_read(&kiwi_ep_live),
 				10 * HZ))
 		WARN(1, "kiwi: %d connection endpoint(s) leaked\n",
