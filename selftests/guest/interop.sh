@@ -57,7 +57,8 @@
 # the client ("qperf[N]: segfault at 0 ... in libibverbs" in dmesg, at
 # ibv_destroy_qp, called with a NULL QP), whether siw0 or kiwi1 serves
 # it, and in apps.sh between two kiwi devices too; the client and the
-# results are not affected.  TAP 13, plan line last.
+# results are not affected.  Then ucmatose (librdmacm's connection
+# test) in rounds, each way (see ucma_part()).  TAP 13, plan line last.
 #
 # Environment: KIWI_RPING_COUNT (default 200), KIWI_PERF_ITERS (200),
 # KIWI_DP_MTU (1500), KIWI_INTEROP_ONLY (parts to run alone,
@@ -249,10 +250,12 @@ term_part() {
 # on a siw host (iwcm.c cm_close_handler(): a CLOSE for a cm_id still
 # waiting for ESTABLISHED) whenever kiwi, as the initiator, sent its
 # ready-to-receive message before siw's accept had installed the
-# callback that reads it.  A round must end within its timeout with
-# both programs exiting 0, and the kernel log must stay clean; after a
-# kernel BUG the rounds stop (the iw_cm's work is dead, so later rounds
-# would only hang).  KIWI_UCMA_ROUNDS (default 8) rounds of each size.
+# callback that reads it (kiwi now repeats the RTR while siw is
+# silent: kmod/cm.c kiwi_ep_nudge()).  A round must end within its
+# timeout with both programs exiting 0, and the kernel log must stay
+# clean; after a kernel BUG the rounds stop (the iw_cm's work is dead,
+# so later rounds would only hang).  KIWI_UCMA_ROUNDS (default 8)
+# rounds of each size.
 UCMA_ROUNDS=${KIWI_UCMA_ROUNDS:-8}
 ucma_round() {
 	local addr=$1 n=$2 spid rc src
