@@ -388,7 +388,7 @@ case_responder() {
 	to0=$(cat $P/mpa_timeout_ms)
 	echo 2000 >$P/mpa_timeout_ms
 	resp_batch \
-		"resp_ok|rep_ok|established|a good RFC 6581 reply: kiwi connects, sends its zero-length WRITE RTR and nothing else; the peer's FIN ends it|kiwi0 cm_established" \
+		"resp_ok|rep_ok|established|a good RFC 6581 reply: kiwi connects, sends its zero-length WRITE RTR (repeated while the peer is silent) and nothing else; the peer's FIN ends it|kiwi0 cm_established" \
 		"resp_rev1|rep_rev1|established|an MPA revision 1 reply (no RFC 6581 data) to a peer-to-peer request: kiwi connects and sends no RTR|" \
 		"resp_rtr_two|rep_rtr_two|rejected|a reply picking two RTR kinds: REJECTED, nothing kept|" \
 		"resp_silent|rep_silent|unreachable|a responder that never replies: UNREACHABLE by the MPA timeout (2 s), nothing kept|kiwi0 cm_timeouts" \
