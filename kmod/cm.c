@@ -26,6 +26,7 @@
 #include <linux/string.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
+#include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -67,6 +68,23 @@ static unsigned int kiwi_fault_drop_req;
 module_param_named(fault_drop_conn_req, kiwi_fault_drop_req, uint, 0644);
 MODULE_PARM_DESC(fault_drop_conn_req,
 		 "Test only: behave as if the iw_cm dropped the next N connection requests (default 0)");
+
+/*
+ * One remote host must not be able to take every half-open slot of a
+ * device (and so block its other listeners): each source address gets
+ * at most this many, and never more than half of max_half_open.  A
+ * connection that has sent no byte of its MPA request after
+ * first_byte_ms is closed without waiting out the MPA timeout.
+ */
+static unsigned int kiwi_max_half_open_src = 64;
+module_param_named(max_half_open_per_source, kiwi_max_half_open_src, uint, 0644);
+MODULE_PARM_DESC(max_half_open_per_source,
+		 "Half-open connections per device from one source address, at most half of max_half_open (default 64)");
+
+static unsigned int kiwi_first_byte_ms = 2000;
+module_param_named(first_byte_ms, kiwi_first_byte_ms, uint, 0644);
+MODULE_PARM_DESC(first_byte_ms,
+		 "Time a new passive connection may take to send the first byte of its MPA request (default 2000 ms; 0: mpa_timeout_ms)");
 
 bool kiwi_large_fpdu = true;
 module_param_named(large_fpdu, kiwi_large_fpdu, bool, 0644);
@@ -250,12 +268,48 @@ struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
 	return ep;
 }
 
+static bool kiwi_same_host(const struct sockaddr_storage *a,
+			   const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr);
+}
+
+/* Whether @peer holds its share of @kdev's half-open slots already. */
+static bool kiwi_half_open_src_full(struct kiwi_device *kdev,
+				    const struct sockaddr_storage *peer)
+{
+	unsigned int quota = min(READ_ONCE(kiwi_max_half_open_src),
+				 max(READ_ONCE(kiwi_max_half_open) / 2, 1U));
+	unsigned int n = 0;
+	struct kiwi_ep *ep;
+
+	spin_lock(&kiwi_ep_list_lock);
+	list_for_each_entry(ep, &kiwi_ep_list, entry) {
+		/* half_open changes under ep->lock: a count, not a bound */
+		if (ep->kdev == kdev && READ_ONCE(ep->half_open) &&
+		    kiwi_same_host(&ep->peer, peer) && ++n >= quota)
+			break;
+	}
+	spin_unlock(&kiwi_ep_list_lock);
+	return n >= quota;
+}
+
 /*
  * A new passive connection takes a half-open slot of its listener and
- * its device; false (nothing taken) if either is full.
+ * its device; false (nothing taken) if either is full, or if its source
+ * has its share.
  */
-static bool kiwi_half_open_get(struct kiwi_ep *l)
+static bool kiwi_half_open_get(struct kiwi_ep *l,
+			       const struct sockaddr_storage *peer)
 {
+	if (kiwi_half_open_src_full(l->kdev, peer))
+		return false;
 	if (!atomic_add_unless(&l->children, 1, l->max_children))
 		return false;
 	if (!atomic_add_unless(&l->kdev->half_open, 1,
@@ -271,7 +325,7 @@ static void kiwi_half_open_put(struct kiwi_ep *ep)
 {
 	if (!ep->half_open)
 		return;
-	ep->half_open = false;
+	WRITE_ONCE(ep->half_open, false);
 	atomic_dec(&ep->listener->children);
 	atomic_dec(&ep->kdev->half_open);
 }
@@ -722,6 +776,12 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 	struct kiwi_ep *l = ep->listener;
 	int rv = kiwi_mpa_recv(ep, true);
 
+	if (!ep->got_first && ep->mpa_got) {
+		/* Talking: the MPA timeout for the rest of the request. */
+		ep->got_first = true;
+		if (rv == 0 && READ_ONCE(kiwi_first_byte_ms))
+			kiwi_ep_arm_timer(ep);
+	}
 	if (!rv)
 		return;
 	kiwi_ep_event(ep, rv < 0 ? "mpa_request_bad" : "mpa_request", rv);
@@ -775,14 +835,29 @@ static void kiwi_sk_defaults(struct kiwi_ep *l, struct sock *sk)
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
+/* A new passive connection's timer: first_byte_ms, then the rest. */
+static void kiwi_ep_arm_first_byte(struct kiwi_ep *ep)
+{
+	unsigned int fb = READ_ONCE(kiwi_first_byte_ms);
+
+	if (fb && fb < READ_ONCE(kiwi_mpa_timeout_ms))
+		kiwi_ep_arm_timer_ms(ep, fb);
+	else
+		kiwi_ep_arm_timer(ep);
+}
+
 static void kiwi_listen_accept(struct kiwi_ep *l)
 {
 	struct socket *ns;
 	struct kiwi_ep *ep;
 
+	struct sockaddr_storage peer;
+
 	while (l->state == KIWI_EP_LISTEN &&
 	       !kernel_accept(l->sock, &ns, O_NONBLOCK)) {
-		if (!kiwi_half_open_get(l)) {
+		memset(&peer, 0, sizeof(peer));
+		kernel_getpeername(ns, (struct sockaddr *)&peer);
+		if (!kiwi_half_open_get(l, &peer)) {
 			kiwi_stat_add(l->kdev, KIWI_STAT_CM_HALF_OPEN_REFUSED, 1);
 			kiwi_ep_event(l, "half_open_refused", -EBUSY);
 			sock_no_linger(ns->sk);		/* RST */
@@ -800,11 +875,12 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 		kiwi_sk_defaults(l, ns->sk);
 		kiwi_ep_get(l);
 		ep->listener = l;
-		ep->half_open = true;
+		ep->peer = peer;
+		WRITE_ONCE(ep->half_open, true);
 		ep->state = KIWI_EP_AWAIT_REQ;
 		kiwi_sk_assoc(ep, ns);
 		kiwi_sock_clamp(ep);
-		kiwi_ep_arm_timer(ep);
+		kiwi_ep_arm_first_byte(ep);
 		kiwi_ep_kick(ep, KIWI_EV_SOCK);
 		kiwi_ep_put(ep);	/* queued work and timer hold it */
 	}

@@ -250,7 +250,8 @@ req_drop_case() {
 	fi
 	mapfile -t LOG < <(dmesg)
 	mark=${#LOG[@]}
-	echo 3000 >$P/accept_timeout_ms
+	# KIWI_REQ_TIMEOUT_MS=0 shows the behaviour before the timer.
+	echo "${KIWI_REQ_TIMEOUT_MS:-3000}" >$P/accept_timeout_ms
 	echo 1 >$P/fault_drop_conn_req
 	B timeout 60 rping -s -a $SRV -p 7399 -C 1 >"$TMPD/srv" 2>&1 &
 	spid=$!
