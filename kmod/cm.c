@@ -848,10 +848,9 @@ static void kiwi_ep_arm_first_byte(struct kiwi_ep *ep)
 
 static void kiwi_listen_accept(struct kiwi_ep *l)
 {
+	struct sockaddr_storage peer;
 	struct socket *ns;
 	struct kiwi_ep *ep;
-
-	struct sockaddr_storage peer;
 
 	while (l->state == KIWI_EP_LISTEN &&
 	       !kernel_accept(l->sock, &ns, O_NONBLOCK)) {
