@@ -118,7 +118,7 @@ static int kiwi_tx_commit(struct kiwi_tx_batch *b, u32 n)
 struct kiwi_tx_from {
 	const u8 *p;
 	struct kiwi_mem *mem;		/* if set: @addr in it, at @gen */
-	u32 gen;
+	u64 gen;
 	u64 addr;
 };
 
@@ -209,7 +209,7 @@ static int kiwi_tx_put(struct kiwi_tx_batch *b, const void *p, u32 len,
 
 /* @len bytes at @addr of @mem, checked at generation @gen. */
 static int kiwi_tx_put_mem(struct kiwi_tx_batch *b, struct kiwi_mem *mem,
-			   u32 gen, u64 addr, u32 len, u32 *crc)
+			   u64 gen, u64 addr, u32 len, u32 *crc)
 {
 	struct kiwi_tx_from from = { .mem = mem, .gen = gen, .addr = addr };
 
@@ -238,7 +238,8 @@ static int kiwi_tx_put_src(struct kiwi_tx_batch *b, struct kiwi_src *src,
 	for (i = 0; i < src->num_sge && len; i++) {
 		const struct kiwi_sge *sge = &src->sge[i];
 		struct kiwi_mem *mem;
-		u32 chunk, gen;
+		u32 chunk;
+		u64 gen;
 
 		if (off >= sge->len) {
 			off -= sge->len;
@@ -353,6 +354,23 @@ static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
 }
 
 /*
+ * Wake a sender sleeping in TCP for room (sk_stream_wait_memory()), so
+ * that it sees a shutdown or error and returns.  TCP's own state-change
+ * callback would, but kiwi's replaces it (cm.c), and a zero window frees
+ * no memory, so no write-space wake-up ever comes either.
+ */
+void kiwi_tx_unblock(struct socket *sock)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(sock->sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_all(&wq->wait);
+	rcu_read_unlock();
+}
+
+/*
  * Add one FPDU to the batch: the header in the scratch slot (hdr_len
  * bytes, MPA length filled in here), then @len payload bytes from @src
  * at @off.  The batch goes out when full, and with the last FPDU of a
@@ -461,7 +479,7 @@ void kiwi_tx_markers_init(struct kiwi_qp *qp)
 /* The batch of a QP's transmit path, or NULL for no memory. */
 struct kiwi_tx_batch *kiwi_tx_batch_alloc(void)
 {
-	return kzalloc(sizeof(struct kiwi_tx_batch), GFP_KERNEL);
+	return kzalloc(sizeof(struct kiwi_tx_batch), GFP_KERNEL_ACCOUNT);
 }
 
 void kiwi_tx_batch_free(struct kiwi_tx_batch *b)

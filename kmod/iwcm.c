@@ -15,9 +15,8 @@
 
 static struct kiwi_qp *kiwi_cm_qp(struct iw_cm_id *id, u32 qpn)
 {
-	struct ib_qp *ibqp = kiwi_get_qp(id->device, qpn);
-
-	return ibqp ? to_kqp(ibqp) : NULL;
+	/* The iw_cm bound it just before calling us: it holds a reference. */
+	return kiwi_qp_find(id->device, qpn);
 }
 
 int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)

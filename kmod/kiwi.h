@@ -113,6 +113,7 @@ struct kiwi_device {
 
 	struct xarray qp_xa;		/* qp number -> kiwi_qp */
 	struct xarray mem_xa;		/* STag index -> kiwi_mem */
+	u32 test_last_stag;		/* last destroyed (test_stag_reuse) */
 	u32 qp_next;			/* cyclic allocation hint */
 	struct kiwi_stats __percpu *stats;
 	struct xarray counter_xa;	/* rdma_counter id -> kiwi_counter */
@@ -216,7 +217,12 @@ struct kiwi_mem {
 	struct kref ref;
 	struct rcu_head rcu;
 	rwlock_t lock;			/* copies (read) vs. changes (write) */
-	u32 gen;			/* under lock: bumped by every change */
+	/*
+	 * Under lock: bumped by every change.  64 bits, so no sequence of
+	 * changes (window rebinds are cheap and unprivileged) can wrap it
+	 * back to a value a stalled message checked.
+	 */
+	u64 gen;
 	u32 stag;			/* index << 8 | key */
 	bool valid;			/* under lock: STag usable */
 	bool frmr;			/* fast-register region, of ibmr: */
@@ -409,7 +415,7 @@ struct kiwi_rx {
 
 	/* Tagged placement target, as checked at generation mem_gen. */
 	struct kiwi_mem *mem;
-	u32 mem_gen;
+	u64 mem_gen;
 	u64 to;
 
 	/* Untagged (SEND) message in progress. */
@@ -419,7 +425,7 @@ struct kiwi_rx {
 	u32 sge_idx;
 	u32 sge_off;
 	struct kiwi_mem *sge_mem;	/* of sge_idx, checked at sge_gen */
-	u32 sge_gen;
+	u64 sge_gen;
 	u32 inv_stag;
 
 	/* RFC 7306 Immediate Data, and what it follows (rx_end). */
@@ -431,7 +437,8 @@ struct kiwi_rx {
 	/* The READ Request or TERMINATE this FPDU carries, decoded. */
 	struct kiwi_read_info rr;
 	struct kiwi_atomic_info ar;	/* an Atomic Request's */
-	u32 ar_gen;			/* its region checked at */
+	struct kiwi_mem *ar_mem;	/* its region, referenced, */
+	u64 ar_gen;			/* checked at this generation */
 	u32 aresp_id;			/* an Atomic Response's */
 	u64 aresp_orig;
 	u8 term_rest[KIWI_TERM_MAX_REST];	/* bytes after its control word */
@@ -478,6 +485,7 @@ struct kiwi_qp {
 	struct kiwi_device *kdev;
 	struct kref ref;		/* iw_cm and CM endpoint references */
 	struct completion freed;	/* last reference dropped */
+	atomic_t lookup_refs;		/* kiwi_get_qp() refs not yet handed over */
 
 	/*
 	 * The iWARP state (bits 0-7) and the IB state query_qp reports
@@ -707,6 +715,7 @@ void kiwi_tx_free(struct kiwi_qp *qp);
 int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird);
 #define KIWI_TX_CPU_PICK	(-2)	/* tx.cpu: picked at the first kick */
 void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_tx_unblock(struct socket *sock);
 void kiwi_tx_start(struct kiwi_qp *qp);
 void kiwi_tx_now(struct kiwi_qp *qp);
 void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk);
@@ -782,19 +791,19 @@ void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl);
 
 /* mem.c: placement helpers */
 int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
-		   u64 len, int access, u32 *gen);
-bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u32 gen, u64 addr,
+		   u64 len, int access, u64 *gen);
+bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 gen, u64 addr,
 			    const struct sk_buff *skb, int off, u32 len,
 			    u32 *crc);
-bool kiwi_mem_copy_out(struct kiwi_mem *mem, u32 gen, u64 addr, void *dst,
+bool kiwi_mem_copy_out(struct kiwi_mem *mem, u64 gen, u64 addr, void *dst,
 		       u32 len, u32 *crc);
-bool kiwi_mem_copy_in(struct kiwi_mem *mem, u32 gen, u64 addr,
+bool kiwi_mem_copy_in(struct kiwi_mem *mem, u64 gen, u64 addr,
 		      const void *src, u32 len);
-bool kiwi_mem_atomic(struct kiwi_mem *mem, u32 gen,
+bool kiwi_mem_atomic(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 gen,
 		     const struct kiwi_atomic_info *ai, u64 *orig);
 int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
 int kiwi_mem_check_qp(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 addr,
-		      u64 len, int access, u32 *gen);
+		      u64 len, int access, u64 *gen);
 int kiwi_mem_bind_mw(struct kiwi_qp *qp, const struct kiwi_bind *b);
 int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int kiwi_dealloc_mw(struct ib_mw *ibmw);
@@ -861,6 +870,8 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 void kiwi_qp_get(struct ib_qp *ibqp);
 void kiwi_qp_put(struct ib_qp *ibqp);
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn);
+void kiwi_iw_add_ref(struct ib_qp *ibqp);
+struct kiwi_qp *kiwi_qp_find(struct ib_device *ibdev, int qpn);
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 		    struct ib_udata *udata);
 int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);

@@ -51,6 +51,31 @@ static atomic_t kiwi_mem_live = ATOMIC_INIT(0);
 	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |                     \
 	 IB_ACCESS_REMOTE_ATOMIC)
 
+/*
+ * For tests only (root, off by default): a new registration takes the
+ * index and key of the last one destroyed, if that slot is still free,
+ * so that a test can make a stale STag name a new region in one step
+ * instead of 2^32 tries (abuse.sh, atomic_stale).  It weakens STag
+ * unpredictability, which is all that keeps a peer from naming regions
+ * it was never told about.
+ */
+static bool kiwi_test_stag_reuse;
+module_param_named(test_stag_reuse, kiwi_test_stag_reuse, bool, 0600);
+MODULE_PARM_DESC(test_stag_reuse,
+		 "Tests only: a new registration reuses the last freed STag (default off; never on a network)");
+
+/* With test_stag_reuse: reserve the last freed STag's slot, if free. */
+static bool kiwi_mem_reuse_stag(struct kiwi_device *kdev, u32 *stag)
+{
+	u32 last = READ_ONCE(kdev->test_last_stag);
+
+	if (!READ_ONCE(kiwi_test_stag_reuse) || !last ||
+	    xa_insert(&kdev->mem_xa, last >> 8, NULL, GFP_KERNEL))
+		return false;
+	*stag = last;
+	return true;
+}
+
 static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 				       struct ib_pd *pd, int access)
 {
@@ -61,7 +86,7 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 	if (!kiwi_res_get(&kdev->num_mr, kdev->lim.max_mr))
 		return ERR_PTR(-ENOMEM);
 
-	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	mem = kzalloc(sizeof(*mem), GFP_KERNEL_ACCOUNT);
 	if (!mem) {
 		atomic_dec(&kdev->num_mr);
 		return ERR_PTR(-ENOMEM);
@@ -77,6 +102,8 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 	 * Not yet visible: the slot holds NULL until kiwi_mem_publish().
 	 * The search for a free slot starts at a random index.
 	 */
+	if (kiwi_mem_reuse_stag(kdev, &mem->stag))
+		return mem;
 	next = get_random_u32_inclusive(1, KIWI_STAG_INDEX_MAX);
 	rv = xa_alloc_cyclic(&kdev->mem_xa, &idx, NULL,
 			     XA_LIMIT(1, KIWI_STAG_INDEX_MAX), &next,
@@ -165,6 +192,7 @@ static void kiwi_mem_destroy(struct kiwi_mem *mem)
 	unsigned long flags;
 
 	xa_erase(&kdev->mem_xa, mem->stag >> 8);
+	WRITE_ONCE(kdev->test_last_stag, mem->stag);
 	write_lock_irqsave(&mem->lock, flags);
 	kiwi_mem_set_valid(mem, false);
 	write_unlock_irqrestore(&mem->lock, flags);
@@ -181,7 +209,7 @@ static void kiwi_mem_destroy(struct kiwi_mem *mem)
 
 static struct kiwi_mr *kiwi_mr_create(struct kiwi_mem *mem)
 {
-	struct kiwi_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	struct kiwi_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 
 	if (!mr)
 		return NULL;
@@ -225,7 +253,7 @@ static int kiwi_mem_pin(struct kiwi_mem *mem, u64 start, u64 len)
 	mem->umem = umem;
 	mem->npages = ib_umem_num_pages(umem);
 	mem->pages = kvmalloc_array(mem->npages, sizeof(*mem->pages),
-				    GFP_KERNEL);
+				    GFP_KERNEL_ACCOUNT);
 	if (!mem->pages)
 		return -ENOMEM;
 
@@ -340,7 +368,7 @@ static int kiwi_mem_why(struct kiwi_mem *mem, struct ib_pd *pd,
  */
 static int kiwi_mem_check_as(struct kiwi_mem *mem, struct ib_pd *pd,
 			     struct kiwi_qp *qp, u64 addr, u64 len, int access,
-			     u32 *gen)
+			     u64 *gen)
 {
 	int why;
 
@@ -353,7 +381,7 @@ static int kiwi_mem_check_as(struct kiwi_mem *mem, struct ib_pd *pd,
 
 /* A local access (an SGE's lkey): memory windows never qualify. */
 int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
-		   u64 len, int access, u32 *gen)
+		   u64 len, int access, u64 *gen)
 {
 	return kiwi_mem_check_as(mem, pd, NULL, addr, len, access, gen);
 }
@@ -363,65 +391,96 @@ int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
  * and memory windows qualify, a type 2 one only if bound to @qp.
  */
 int kiwi_mem_check_qp(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 addr,
-		      u64 len, int access, u32 *gen)
+		      u64 len, int access, u64 *gen)
 {
 	return kiwi_mem_check_as(mem, qp->ibqp.pd, qp, addr, len, access,
 				 gen);
 }
 
-/*
- * Under mem->lock: the region whose pages back @mem's *@addr, and the
- * address there.  A bound window names its parent region, which cannot
- * go while the window holds it (kiwi_dereg_mr()).
- */
-static struct kiwi_mem *kiwi_mem_resolve(struct kiwi_mem *mem, u64 *addr)
+/* Does [addr, addr + len) lie inside what @mem addresses now? */
+static bool kiwi_mem_spans(const struct kiwi_mem *mem, u64 addr, u64 len)
 {
-	lockdep_assert_held(&mem->lock);
-	if (!mem->parent)
-		return mem;
-	*addr = *addr - mem->iova + mem->base;
-	return mem->parent;
+	return addr >= mem->iova && len <= mem->len &&
+	       addr - mem->iova <= mem->len - len;
 }
 
-/* Page backing @addr of a user region; the caller checked bounds. */
+/*
+ * Under mem->lock: the region whose pages back [*@addr, *@addr + @len)
+ * of @mem as it is bound now, with *@addr translated into it, or NULL if
+ * the range lies outside it.  The generation check alone would do, but
+ * a copy must never trust an earlier check for its bounds: re-checking
+ * the binding actually used costs two compares and closes the whole
+ * class of stale-check defects (a window rebound, a counter wrapped).
+ */
+static struct kiwi_mem *kiwi_mem_target(struct kiwi_mem *mem, u64 *addr,
+					u64 len)
+{
+	lockdep_assert_held(&mem->lock);
+	if (!mem->valid || !kiwi_mem_spans(mem, *addr, len))
+		return NULL;
+	if (mem->mw_type) {
+		/* A valid window has its region (kiwi_mw_set()). */
+		if (!mem->parent)
+			return NULL;
+		*addr = *addr - mem->iova + mem->base;
+		mem = mem->parent;
+		if (!mem->valid || !kiwi_mem_spans(mem, *addr, len))
+			return NULL;
+	}
+	return mem;
+}
+
+/*
+ * Page backing @addr of a user region, or NULL past its page array
+ * (which kiwi_mem_target()'s bounds already exclude).
+ */
 static struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr)
 {
-	return mem->pages[(addr >> PAGE_SHIFT) - (mem->iova >> PAGE_SHIFT)];
+	u64 i = (addr >> PAGE_SHIFT) - (mem->iova >> PAGE_SHIFT);
+
+	return i < mem->npages ? mem->pages[i] : NULL;
 }
 
 /*
  * Copy @len bytes between @buf and @addr in @mem (into the region if
  * @in), extending *@crc over them in the same pass unless @crc is NULL.
  * Kernel DMA regions address kernel memory.  Under mem->lock, with the
- * generation checked.
+ * generation checked; the bounds are checked again here, against the
+ * binding in force.  Returns false, copying nothing, if they do not hold.
  */
-static void kiwi_mem_xfer(struct kiwi_mem *mem, u64 addr, u8 *buf, u32 len,
+static bool kiwi_mem_xfer(struct kiwi_mem *mem, u64 addr, u8 *buf, u32 len,
 			  u32 *crc, bool in)
 {
+	struct page *pg = NULL;
+
 	lockdep_assert_held_read(&mem->lock);
-	mem = kiwi_mem_resolve(mem, &addr);
-	/* Only a valid window passes a check: it has its region. */
-	if (WARN_ON_ONCE(mem->mw_type))
-		return;
+	mem = kiwi_mem_target(mem, &addr, len);
+	if (!mem)
+		return false;
 	while (len) {
 		u32 pg_off = offset_in_page(addr);
 		u32 chunk = min_t(u32, len, PAGE_SIZE - pg_off);
 		void *va;
 
-		if (mem->pages)
-			va = kmap_local_page(kiwi_mem_page(mem, addr)) + pg_off;
-		else
+		if (mem->pages) {
+			pg = kiwi_mem_page(mem, addr);
+			if (WARN_ON_ONCE(!pg))
+				return false;
+			va = kmap_local_page(pg) + pg_off;
+		} else {
 			va = (void *)(uintptr_t)addr;
+		}
 		if (in)
 			kiwi_crc_copy_mem(va, buf, chunk, crc);
 		else
 			kiwi_crc_copy_mem(buf, va, chunk, crc);
-		if (mem->pages)
+		if (pg)
 			kunmap_local(va);
 		addr += chunk;
 		buf += chunk;
 		len -= chunk;
 	}
+	return true;
 }
 
 /*
@@ -431,7 +490,7 @@ static void kiwi_mem_xfer(struct kiwi_mem *mem, u64 addr, u8 *buf, u32 len,
  * fragment) at a time.  Returns false, placing nothing, if the STag was
  * invalidated or deregistered since.
  */
-bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u32 gen, u64 addr,
+bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 gen, u64 addr,
 			    const struct sk_buff *skb, int off, u32 len,
 			    u32 *crc)
 {
@@ -445,10 +504,11 @@ bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u32 gen, u64 addr,
 	if (ok) {
 		skb_prepare_seq_read((struct sk_buff *)skb, off, off + len,
 				     &st);
-		while (done < len && (n = skb_seq_read(done, &src, &st))) {
+		while (ok && done < len &&
+		       (n = skb_seq_read(done, &src, &st))) {
 			n = min(n, len - done);
-			kiwi_mem_xfer(mem, addr + done, (u8 *)src, n, crc,
-				      true);
+			ok = kiwi_mem_xfer(mem, addr + done, (u8 *)src, n, crc,
+					   true);
 			done += n;
 		}
 		skb_abort_seq_read(&st);
@@ -462,15 +522,13 @@ bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u32 gen, u64 addr,
  * the other way.  Returns false, copying nothing, if the STag changed
  * since generation @gen was checked.
  */
-bool kiwi_mem_copy_out(struct kiwi_mem *mem, u32 gen, u64 addr, void *dst,
+bool kiwi_mem_copy_out(struct kiwi_mem *mem, u64 gen, u64 addr, void *dst,
 		       u32 len, u32 *crc)
 {
 	bool ok;
 
 	read_lock_bh(&mem->lock);
-	ok = mem->gen == gen;
-	if (ok)
-		kiwi_mem_xfer(mem, addr, dst, len, crc, false);
+	ok = mem->gen == gen && kiwi_mem_xfer(mem, addr, dst, len, crc, false);
 	read_unlock_bh(&mem->lock);
 	return ok;
 }
@@ -479,15 +537,14 @@ bool kiwi_mem_copy_out(struct kiwi_mem *mem, u32 gen, u64 addr, void *dst,
  * Copy @len bytes from @src into @mem at @addr, as kiwi_mem_copy_out()
  * the other way (an Atomic Response's value into its local sink).
  */
-bool kiwi_mem_copy_in(struct kiwi_mem *mem, u32 gen, u64 addr,
+bool kiwi_mem_copy_in(struct kiwi_mem *mem, u64 gen, u64 addr,
 		      const void *src, u32 len)
 {
 	bool ok;
 
 	read_lock_bh(&mem->lock);
-	ok = mem->gen == gen;
-	if (ok)
-		kiwi_mem_xfer(mem, addr, (u8 *)src, len, NULL, true);
+	ok = mem->gen == gen &&
+	     kiwi_mem_xfer(mem, addr, (u8 *)src, len, NULL, true);
 	read_unlock_bh(&mem->lock);
 	return ok;
 }
@@ -503,34 +560,42 @@ bool kiwi_mem_copy_in(struct kiwi_mem *mem, u32 gen, u64 addr,
 static DEFINE_SPINLOCK(kiwi_atomic_lock);
 
 /*
- * Execute atomic @ai on the aligned 8 bytes at ai->to of @mem (checked
- * at generation @gen) and return the value found there in *@orig.
- * Aligned, the word never straddles a page: one kernel mapping of one
- * page holds it, whoever else has that page mapped.  Returns false,
- * changing nothing, if the STag changed since it was checked.
+ * Execute atomic @ai, received by @qp, on the aligned 8 bytes at ai->to
+ * of @mem and return the value found there in *@orig.  Everything the
+ * header was checked for -- validity, PD, window binding, rights,
+ * bounds -- is checked again here, under the lock that changes to the
+ * STag take, together with the generation: what runs is exactly what
+ * was allowed, now.  Aligned, the word never straddles a page: one
+ * kernel mapping of one page holds it, whoever else has that page
+ * mapped.  Returns false, changing nothing, if any check fails.
  */
-bool kiwi_mem_atomic(struct kiwi_mem *mem, u32 gen,
+bool kiwi_mem_atomic(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 gen,
 		     const struct kiwi_atomic_info *ai, u64 *orig)
 {
-	struct kiwi_mem *pm;
+	struct kiwi_mem *pm = NULL;
+	struct page *pg = NULL;
 	u64 addr = ai->to;
-	bool ok;
-	u64 *p;
 	void *va = NULL;
+	u64 *p;
 
 	if (WARN_ON_ONCE(addr & (KIWI_ATOMIC_LEN - 1)))
 		return false;
 	read_lock_bh(&mem->lock);
-	ok = mem->gen == gen;
-	if (ok) {
-		pm = kiwi_mem_resolve(mem, &addr);
-		/* A window may start anywhere in its region. */
-		ok = !(addr & (KIWI_ATOMIC_LEN - 1)) &&
-		     !WARN_ON_ONCE(pm->mw_type);
+	if (mem->gen == gen &&
+	    !kiwi_mem_why(mem, qp->ibqp.pd, qp, addr, KIWI_ATOMIC_LEN,
+			  IB_ACCESS_REMOTE_ATOMIC))
+		pm = kiwi_mem_target(mem, &addr, KIWI_ATOMIC_LEN);
+	/* A window may start anywhere in its region. */
+	if (pm && (addr & (KIWI_ATOMIC_LEN - 1)))
+		pm = NULL;
+	if (pm && pm->pages) {
+		pg = kiwi_mem_page(pm, addr);
+		if (!pg)
+			pm = NULL;
 	}
-	if (ok) {
-		if (pm->pages) {
-			va = kmap_local_page(kiwi_mem_page(pm, addr));
+	if (pm) {
+		if (pg) {
+			va = kmap_local_page(pg);
 			p = va + offset_in_page(addr);
 		} else {
 			p = (u64 *)(uintptr_t)addr;
@@ -543,7 +608,7 @@ bool kiwi_mem_atomic(struct kiwi_mem *mem, u32 gen,
 			kunmap_local(va);
 	}
 	read_unlock_bh(&mem->lock);
-	return ok;
+	return pm;
 }
 
 /* ---- fast registration (kernel consumers) ---- */

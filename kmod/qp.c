@@ -144,27 +144,72 @@ static bool kiwi_qp_caller_owns(struct kiwi_qp *qp)
 }
 
 /*
- * The QP numbered @qpn, for the iw_cm to bind to a connection, in the
- * context of rdma_connect() or rdma_accept().  Only its owner may: QP
- * numbers are easy to guess, and a connection bound to another
- * process's QP would let the peer send into its receive queue and read
- * and write its memory regions.
+ * The QP numbered @qpn, referenced, if the caller owns it; NULL if not.
+ * Only its owner may bind it: QP numbers are easy to guess, and a
+ * connection bound to another process's QP would let the peer send into
+ * its receive queue and read and write its memory regions.
  */
-struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
+static struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn)
 {
-	struct kiwi_qp *qp = xa_load(&to_kdev(ibdev)->qp_xa, qpn);
+	struct kiwi_qp *qp;
 
+	rcu_read_lock();
+	qp = xa_load(&kdev->qp_xa, qpn);
+	if (qp && !kref_get_unless_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
 	if (!qp)
 		return NULL;
 	if (!kiwi_qp_caller_owns(qp)) {
-		kiwi_stat_add(qp->kdev, KIWI_STAT_QP_NOT_OWNER, 1);
-		ibdev_warn_ratelimited(ibdev,
+		kiwi_stat_add(kdev, KIWI_STAT_QP_NOT_OWNER, 1);
+		ibdev_warn_ratelimited(&kdev->ibdev,
 				       "QP %d not bound to a connection for %s[%d]: not its owner\n",
 				       qpn, current->comm,
 				       task_tgid_nr(current));
+		kiwi_qp_put(&qp->ibqp);
 		return NULL;
 	}
+	return qp;
+}
+
+/*
+ * iw_get_qp: the QP numbered @qpn for the iw_cm to bind to a connection,
+ * in the context of rdma_connect() or rdma_accept().  The iw_cm takes
+ * its reference (iw_add_ref, kiwi_iw_add_ref()) only after this returns,
+ * and a concurrent destroy_qp could drop the last one in between; so
+ * the reference is taken here, under RCU, and handed over: the
+ * iw_add_ref that follows every successful iw_get_qp (iwcm.c calls them
+ * back to back under one lock) takes it instead of a new one.
+ */
+struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
+{
+	struct kiwi_qp *qp = kiwi_qp_lookup(to_kdev(ibdev), qpn);
+
+	if (!qp)
+		return NULL;
+	atomic_inc(&qp->lookup_refs);
 	return &qp->ibqp;
+}
+
+void kiwi_iw_add_ref(struct ib_qp *ibqp)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+
+	if (!atomic_add_unless(&qp->lookup_refs, -1, 0))
+		kiwi_qp_get(ibqp);
+}
+
+/*
+ * For kiwi's own connect and accept, which run after the iw_cm bound
+ * the QP (so it holds a reference): the QP @qpn names, not referenced.
+ */
+struct kiwi_qp *kiwi_qp_find(struct ib_device *ibdev, int qpn)
+{
+	struct kiwi_qp *qp = kiwi_qp_lookup(to_kdev(ibdev), qpn);
+
+	if (qp)
+		kiwi_qp_put(&qp->ibqp);
+	return qp;
 }
 
 /*
@@ -338,7 +383,13 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 	 */
 	wait_event_timeout(qp->tx.idle, !READ_ONCE(qp->tx.term_pending) &&
 			   !mutex_is_locked(&qp->tx.mutex), HZ);
-	kernel_sock_shutdown(sock, SHUT_RDWR);	/* unblocks a stuck send */
+	/*
+	 * A sender stuck in TCP for want of room (a peer that stopped
+	 * reading or ACKing: it can last forever) holds tx.mutex: make it
+	 * fail and let go.  After the shutdown every send fails at once.
+	 */
+	kernel_sock_shutdown(sock, SHUT_RDWR);
+	kiwi_tx_unblock(sock);
 	/*
 	 * Senders read qp->sock under tx.mutex (the worker, a doorbell):
 	 * once it is cleared under the same mutex, none still uses it.
@@ -490,7 +541,7 @@ static int kiwi_qp_alloc_queues(struct kiwi_qp *qp,
 			    sizeof(struct kiwi_usqe) + payload);
 	if (rv)
 		return rv;
-	qp->sq = kvcalloc(qp->sq_size, sizeof(*qp->sq), GFP_KERNEL);
+	qp->sq = kvcalloc(qp->sq_size, sizeof(*qp->sq), GFP_KERNEL_ACCOUNT);
 	if (!qp->sq)
 		return -ENOMEM;
 	cap->max_send_wr = qp->sq_size;
@@ -563,8 +614,15 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	kiwi_qp_publish_state(qp);
 	qp->cap = attr->cap;
 
-	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, qp, XA_LIMIT(1, KIWI_QPN_MAX),
-			     &kdev->qp_next, GFP_KERNEL);
+	/*
+	 * Reserve the number (a NULL entry, which lookups do not see) and
+	 * publish the QP only once nothing can fail: the response copy can,
+	 * and the core frees the QP when we fail, while a thread of the
+	 * same process could already have bound it by its predicted number.
+	 */
+	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, NULL,
+			     XA_LIMIT(1, KIWI_QPN_MAX), &kdev->qp_next,
+			     GFP_KERNEL);
 	if (rv < 0) {
 		rv = rv == -EBUSY ? -ENOMEM : rv;
 		goto err;
@@ -578,6 +636,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			goto err;
 		}
 	}
+	/* The slot exists, so storing into it allocates nothing. */
+	xa_store(&kdev->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;
 
 err:

@@ -4,14 +4,17 @@
  *
  * Every SQ, RQ, SRQ and CQ is a struct kiwi_ring: the control block of
  * include/uapi/rdma/kiwi-abi.h followed by fixed-stride slots.  Rings of
- * user objects come from vmalloc_user() and are mapped by the provider
- * through an rdma_user_mmap_entry; the entry owns the memory, so a
- * mapping that outlives the object (or a resized CQ's old ring) never
- * points at freed pages.  Rings of kernel objects are plain kvzalloc()
- * memory with the same layout, so both share one code path.
+ * user objects are vmalloc() memory charged to the creator's memory
+ * cgroup (a ring can be megabytes, and a process may make thousands),
+ * mapped by the provider through an rdma_user_mmap_entry; the entry owns
+ * the memory, so a mapping that outlives the object (or a resized CQ's
+ * old ring) never points at freed pages.  Rings of kernel objects are
+ * plain kvzalloc() memory with the same layout, so both share one code
+ * path.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/version.h>
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -40,11 +43,17 @@ static int kiwi_ring_init_user(struct kiwi_ring *r, struct ib_udata *udata,
 	struct kiwi_mmap_entry *e;
 	int rv;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return -ENOMEM;
 	len = PAGE_ALIGN(len);
-	e->buf = vmalloc_user(len);
+	/*
+	 * Not vmalloc_user(): it cannot charge the memory cgroup.  A ring
+	 * past the cgroup's limit fails with ENOMEM rather than waking the
+	 * OOM killer: the creator asked for more than it may have.
+	 */
+	e->buf = __vmalloc(len, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+			   __GFP_NORETRY | __GFP_NOWARN);
 	if (!e->buf) {
 		kfree(e);
 		return -ENOMEM;
@@ -119,6 +128,31 @@ bool kiwi_ring_avail(const struct kiwi_ring *r, u32 cons, u32 *n)
 	return *n <= r->size;
 }
 
+/*
+ * Insert the pages of @buf into @vma, whose length is the ring's
+ * (rdma_user_mmap_entry_get() matched it): remap_vmalloc_range() would,
+ * but it wants vmalloc_user() memory.  Each inserted page is referenced
+ * by the mapping, so it outlives the ring if the mapping does.
+ */
+static int kiwi_ring_map(struct vm_area_struct *vma, void *buf)
+{
+	unsigned long off;
+	int rv;
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+#else
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+#endif
+	for (off = 0; off < vma->vm_end - vma->vm_start; off += PAGE_SIZE) {
+		rv = vm_insert_page(vma, vma->vm_start + off,
+				    vmalloc_to_page(buf + off));
+		if (rv)
+			return rv;
+	}
+	return 0;
+}
+
 /* ib_device_ops.mmap: map a ring the process was told about. */
 int kiwi_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
@@ -131,7 +165,7 @@ int kiwi_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	e = rdma_user_mmap_entry_get(uctx, vma);
 	if (!e)
 		return -EINVAL;
-	rv = remap_vmalloc_range(vma, to_kentry(e)->buf, 0);
+	rv = kiwi_ring_map(vma, to_kentry(e)->buf);
 	rdma_user_mmap_entry_put(e);
 	return rv;
 }

@@ -28,6 +28,10 @@ static void kiwi_rx_drop_refs(struct kiwi_rx *rx)
 		kiwi_mem_put(rx->sge_mem);
 		rx->sge_mem = NULL;
 	}
+	if (rx->ar_mem) {
+		kiwi_mem_put(rx->ar_mem);
+		rx->ar_mem = NULL;
+	}
 }
 
 /* Stop parsing for good and have the QP send a TERMINATE. */
@@ -255,7 +259,7 @@ static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
 	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_size);
 	struct kiwi_verdict v;
 	struct kiwi_mem *mem;
-	u32 gen;
+	u64 gen;
 	int why, rv;
 
 	v = kiwi_read_req_parse(rx->fr.hdr.raw +
@@ -342,9 +346,14 @@ static int kiwi_rx_begin_atomic_req(struct kiwi_qp *qp)
 	if (!mem)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    KIWI_RC_INVALID_STAG);
+	/*
+	 * The checked object itself is kept until the CRC is in and the
+	 * operation runs on it: looking the STag up again then could find
+	 * another registration that reused its index and key.
+	 */
+	rx->ar_mem = mem;
 	why = kiwi_mem_check_qp(mem, qp, ai->to, KIWI_ATOMIC_LEN,
 				IB_ACCESS_REMOTE_ATOMIC, &rx->ar_gen);
-	kiwi_mem_put(mem);
 	if (why)
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
 				    kiwi_rx_remote_why(why));
@@ -581,8 +590,9 @@ static int kiwi_rx_atomic_req_done(struct kiwi_qp *qp)
 
 	rx->msn[KIWI_QN_ATOMIC_REQ]++;
 	rx->after_write = false;
-	mem = kiwi_mem_get(qp->kdev, ai->stag);
-	ok = mem && kiwi_mem_atomic(mem, rx->ar_gen, ai, &orig);
+	mem = rx->ar_mem;
+	rx->ar_mem = NULL;
+	ok = mem && kiwi_mem_atomic(mem, qp, rx->ar_gen, ai, &orig);
 	if (mem)
 		kiwi_mem_put(mem);
 	if (!ok)

@@ -319,7 +319,8 @@ int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig)
 	struct kiwi_mem *mem;
 	unsigned long flags;
 	u64 addr;
-	u32 lkey, gen;
+	u64 gen;
+	u32 lkey;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	slot = kiwi_sq_oldest_read(qp);

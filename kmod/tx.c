@@ -207,13 +207,22 @@ static int kiwi_tx_atomic_resp(struct kiwi_qp *qp, struct socket *sock,
 	struct kiwi_atomic_resp *r =
 		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
 	struct kiwi_src none = { .qp = qp };
+	int rv;
 
 	kiwi_tx_hdr_untagged(qp, KIWI_OP_ATOMIC_RESP, true,
 			     KIWI_QN_ATOMIC_RESP,
-			     qp->tx.msn[KIWI_QN_ATOMIC_RESP]++, 0, 0);
+			     qp->tx.msn[KIWI_QN_ATOMIC_RESP], 0, 0);
 	kiwi_atomic_resp_build(r, e->req_id, e->orig);
-	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_ATOMIC_RESP), &none,
-			    0, 0, false);
+	rv = kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_ATOMIC_RESP), &none,
+			  0, 0, false);
+	/*
+	 * -EAGAIN from the receive path's atomic attempt: nothing went on
+	 * the wire and the worker sends this response again, which must
+	 * carry the same MSN.
+	 */
+	if (rv != -EAGAIN)
+		qp->tx.msn[KIWI_QN_ATOMIC_RESP]++;
+	return rv;
 }
 
 /* Answer the inbound READ or atomic @e. */
@@ -392,11 +401,28 @@ static void kiwi_tx_failed(struct kiwi_qp *qp, int rv)
 		kiwi_qp_error(qp, KIWI_TL_LLP, 0, KIWI_LC_TCP_ERR);
 }
 
-/* Bytes a WQE puts on the wire: a READ request is small, whatever it asks. */
-static u32 kiwi_sqe_wire_bytes(const struct kiwi_sqe *sqe)
+/*
+ * What a WQE costs a doorbell's budget: the bytes it puts on the wire,
+ * but never less than KIWI_TX_WQE_COST -- a READ request is small
+ * whatever it asks, and a window bind sends nothing at all, yet each
+ * takes work: a ring of them must not run on unbounded.
+ */
+#define KIWI_TX_WQE_COST	64
+
+static u32 kiwi_sqe_cost(const struct kiwi_sqe *sqe)
 {
-	return kiwi_wr_takes_ord(sqe->opcode) ? 0 : sqe->bytes;
+	u32 wire = kiwi_wr_takes_ord(sqe->opcode) ? 0 : sqe->bytes;
+
+	return max_t(u32, wire, KIWI_TX_WQE_COST);
 }
+
+/*
+ * Work items one run handles at most before it lets the CPU go: the
+ * worker queues itself again (kiwi_tx_work()), so a send queue kept full
+ * of work that never sleeps (binds) cannot hold a CPU, and the work
+ * item's other users get their turn.
+ */
+#define KIWI_TX_RUN_ITEMS	256
 
 /*
  * Send what is due: a TERMINATE, the RTR message, READ responses, then
@@ -408,6 +434,7 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 			  u32 budget)
 {
 	bool inline_tx = budget, left = false;
+	u32 items = KIWI_TX_RUN_ITEMS;
 	struct kiwi_irqe e;
 	struct kiwi_sqe *sqe;
 	int rv = 0;
@@ -423,7 +450,7 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 	}
 	while (!rv && kiwi_qp_state(qp) == KIWI_QP_RTS &&
 	       !READ_ONCE(qp->tx.term_pending)) {
-		if (inline_tx && READ_ONCE(qp->tx.irq_count)) {
+		if (!items-- || (inline_tx && READ_ONCE(qp->tx.irq_count))) {
 			left = true;
 			break;
 		}
@@ -435,11 +462,11 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 		if (!sqe)
 			break;
 		if (inline_tx) {
-			if (kiwi_sqe_wire_bytes(sqe) > budget) {
+			if (kiwi_sqe_cost(sqe) > budget) {
 				left = true;
 				break;
 			}
-			budget -= kiwi_sqe_wire_bytes(sqe);
+			budget -= kiwi_sqe_cost(sqe);
 		}
 		rv = kiwi_tx_sqe(qp, sock, sqe);
 	}

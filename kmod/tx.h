@@ -17,7 +17,7 @@ struct kiwi_src {
 	u32 num_sge;
 	const u8 *kbuf;			/* a kernel buffer (inline data) */
 	struct kiwi_mem *mem;		/* or one registered region at addr, */
-	u32 gen;			/* checked at this generation */
+	u64 gen;			/* checked at this generation */
 	u64 addr;
 };
 

@@ -47,6 +47,22 @@
  * stream just ends), byte_by_byte (a WRITE one byte per segment, read
  * back with an RDMA READ: the bytes must match).
  *
+ *   read_stop    a receive buffer of 4 KiB, then one RDMA READ Request
+ *                for the victim's whole region (victim -L), and no more
+ *                reading for -s seconds: kiwi's responder fills TCP and
+ *                its sender blocks.  The victim tears its side down
+ *                meanwhile (victim -X), which must finish within its
+ *                bound whatever this peer does.  To make it stop ACKing
+ *                too, the harness drops its packets (netem) once it
+ *                prints "reading stopped".  Always "ok": the verdict is
+ *                the victim's.
+ *   atomic_stale (-A) an Atomic Request, all but its CRC; -s seconds of
+ *                silence while the victim (-S) swaps its region for a
+ *                read-only page registered without access under the
+ *                same STag; then the
+ *                CRC.  Expected: TERMINATE RDMAP protection / invalid
+ *                STag, nothing executed (see atomic_stale()).
+ *
  * Before any of that, the handshake itself can be abused: silent,
  * req_fin, req_rst, p2p_nortr, markers, slowloris (see handshake_mode()), and
  * many connections at once: flood, hold (see many()).  RFC 6581
@@ -419,6 +435,36 @@ static int stall_write(const struct victim_info *vi, int secs, bool ready)
 }
 
 /*
+ * One READ Request for the victim's whole region, then no reading: the
+ * responder's sender fills TCP's buffers and the 4 KiB window and waits
+ * for room that never comes (security audit F4).
+ */
+static int read_stop(const struct victim_info *vi, int secs)
+{
+	struct {
+		struct kiwi_hdr_untagged u;
+		struct kiwi_read_req r;
+	} __attribute__((packed)) h = { 0 };
+	uint8_t out[128];
+	size_t n;
+
+	h.u.ctrl.ddp_rdmap = htons(kiwi_ddp_rdmap(KIWI_OP_READ_REQ, true));
+	h.u.qn = htonl(KIWI_QN_READ_REQ);
+	h.u.msn = htonl(1);
+	h.r.sink_stag = htonl(0x1234);
+	h.r.size = vi->len;
+	h.r.src_stag = vi->rkey;
+	h.r.src_to = vi->addr;
+	n = fpdu_build(out, &h, sizeof(h), NULL, 0);
+	send_all(out, n);
+	printf("# sent a READ Request for %u bytes; reading stopped for %d s\n",
+	       ntohl(vi->len), secs);
+	fflush(stdout);
+	sleep(secs);
+	return 0;
+}
+
+/*
  * All requests go out in one send(), so they arrive in one segment and
  * the victim parses them all before it answers any: what is counted is
  * requests outstanding, not a race with the responses.
@@ -751,6 +797,40 @@ static void send_atomic_req(uint32_t stag, uint64_t to, uint32_t extra)
 }
 
 static bool atomics_on;		/* -A: the victim's QP has atomics */
+
+/*
+ * atomic_stale (-A): a fetch-and-add Atomic Request on the victim's
+ * region (victim -A -S), all but its CRC; -s seconds of silence, in
+ * which the victim deregisters the region and registers a read-only
+ * page of other memory without any access, which with kiwi's
+ * test_stag_reuse gets the very same STag; then the CRC.  The request
+ * was checked against a region that is gone: it must get TERMINATE
+ * RDMAP protection / invalid STag and change nothing (security audit
+ * F1: kiwi looked the STag up again and ran the atomic on whatever it
+ * found, a read-only page-cache page as well).
+ */
+static int atomic_stale(int secs)
+{
+	uint8_t body[sizeof(struct kiwi_atomic_req)] = { 0 };
+	struct kiwi_hdr_untagged h =
+		untagged(kiwi_ddp_rdmap(KIWI_OP_ATOMIC_REQ, true),
+			 KIWI_QN_ATOMIC_REQ, 1, 0);
+	uint8_t fpdu[256];
+	size_t n;
+
+	kiwi_atomic_req_build((struct kiwi_atomic_req *)body, false, 1,
+			      v_rkey(), v_addr(), 0x0101010101010101ULL, 0);
+	n = fpdu_build(fpdu, &h, sizeof(h), body, sizeof(body));
+	send_all(fpdu, n - 4);
+	printf("# sent an Atomic Request but its CRC; silent for %d s\n", secs);
+	fflush(stdout);
+	sleep(secs);
+	send_all(fpdu + n - 4, 4);
+	printf("# sent the CRC\n");
+	return expect_term(await_terminate(10000, NULL),
+			   TERM(KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				KIWI_RC_INVALID_STAG));
+}
 
 static void s_atomic_req(void) { send_atomic_req(v_rkey(), v_addr(), 0); }
 static void s_atomic_stag(void)
@@ -1614,6 +1694,7 @@ int main(int argc, char **argv)
 	if (!addr || !mode || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
 	    rep != listen_mode ||
 	    (strcmp(mode, "stall_write") && strcmp(mode, "read_flood") &&
+	     strcmp(mode, "read_stop") && strcmp(mode, "atomic_stale") &&
 	     strcmp(mode, "flood") && strcmp(mode, "hold") &&
 	     strcmp(mode, "markers_ok") && strcmp(mode, "interleave") &&
 	     strcmp(mode, "resp_interleave") &&
@@ -1624,7 +1705,7 @@ int main(int argc, char **argv)
 
 		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\n"
 			"       fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE[,rep_MODE...] [-s SECS]\n"
-			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood markers_ok interleave resp_interleave p2p_send_rtr p2p_send_rtr_payload");
+			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood read_stop atomic_stale markers_ok interleave resp_interleave p2p_send_rtr p2p_send_rtr_payload");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
 		fprintf(stderr, "\n-l modes:");
@@ -1641,6 +1722,11 @@ int main(int argc, char **argv)
 		return many(&sin, count, !strcmp(mode, "hold"));
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!strcmp(mode, "read_stop")) {
+		int small = 4096;	/* before connect(): the window scale */
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)))
 		die("connect");
 	if (is_handshake_mode(mode)) {
@@ -1658,6 +1744,10 @@ int main(int argc, char **argv)
 		rv = stall_write(&vi, secs, ready);
 	else if (!strcmp(mode, "read_flood"))
 		rv = read_flood(&vi, count);
+	else if (!strcmp(mode, "read_stop"))
+		rv = read_stop(&vi, secs);
+	else if (!strcmp(mode, "atomic_stale"))
+		rv = atomic_stale(secs);
 	else if (!strcmp(mode, "markers_ok"))
 		rv = markers_ok();
 	else if (!strcmp(mode, "interleave"))

@@ -20,6 +20,24 @@
  *       of an FPDU by then and stalled), ibv_dereg_mr() the region and
  *       time it: it must return promptly whatever the peer does,
  *       although the peer's WRITE still names the region.
+ *   -X HOW  two seconds after the connection is up (fpdu_peer -m
+ *       read_stop has asked for the whole region by then and stopped
+ *       reading, so kiwi's sender is blocked in TCP), tear down and time
+ *       it (kiwi.rst, "Liveness"): "destroy" rdma_destroy_qp() at once,
+ *       which must return within TEARDOWN_ABORT_MS; "disconnect"
+ *       rdma_disconnect(), then DISCONNECTED must come and
+ *       rdma_destroy_qp() return within TEARDOWN_CLOSE_MS in all;
+ *       "exit" exits without cleaning up (the harness checks that the
+ *       kernel let everything go).
+ *   -L BYTES  the region's length (default 64 KiB).
+ *   -A  the region also grants REMOTE_ATOMIC.
+ *   -S  one second after the connection is up (fpdu_peer -m
+ *       atomic_stale has sent an Atomic Request on the region but its
+ *       CRC by then), deregister the region and register a read-only
+ *       page of other memory at the region's address, with no access at
+ *       all; with kiwi's test_stag_reuse it gets the region's STag.  When
+ *       the connection has ended, that page must be unchanged: the
+ *       request was checked against the region, never against this.
  *
  * Either way it waits (up to -t seconds, default 20) for the connection
  * to fail or end -- the peer is hostile, so it must -- and reports the
@@ -61,6 +79,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -69,6 +88,15 @@
 #define REGION_LEN	(64 * 1024)
 
 static int timeout_s = 20;
+
+/*
+ * Teardown bounds with a peer that stopped reading (kiwi.rst,
+ * "Liveness"): an abortive one waits at most 1 s for a TERMINATE to
+ * leave; a graceful one also waits mpa_timeout_ms (10 s) for the peer's
+ * FIN.  Both with 4 s to spare for a loaded emulator.
+ */
+#define TEARDOWN_ABORT_MS	5000
+#define TEARDOWN_CLOSE_MS	15000
 static volatile sig_atomic_t stop;	/* -l: SIGTERM ends the listening */
 
 static void on_term(int sig __attribute__((unused)))
@@ -82,6 +110,103 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * -X: tear the connection down the way @how says while kiwi's sender
+ * is blocked (see the header), and time it.  Returns true if within the
+ * bound.  "exit" does not return.
+ */
+static bool teardown(struct rdma_event_channel *ch, struct rdma_cm_id *id,
+		     const char *how)
+{
+	struct rdma_cm_event *ev;
+	double t0 = now_ms(), ms;
+	int bound = TEARDOWN_ABORT_MS, got = -1;
+
+	if (!strcmp(how, "exit")) {
+		printf("# exiting with the connection up\n");
+		fflush(stdout);
+		_exit(0);
+	}
+	if (!strcmp(how, "disconnect")) {
+		bound = TEARDOWN_CLOSE_MS;
+		if (rdma_disconnect(id))
+			perror("victim: rdma_disconnect");
+		ev = abuse_cm_poll(ch, bound);
+		if (ev) {
+			got = ev->event;
+			rdma_ack_cm_event(ev);
+		}
+		printf("# cm event after rdma_disconnect: %s after %.0f ms\n",
+		       got < 0 ? "none" : rdma_event_str(got), now_ms() - t0);
+	}
+	rdma_destroy_qp(id);
+	ms = now_ms() - t0;
+	printf("# %s: the QP destroyed after %.0f ms (bound %d ms)\n", how, ms,
+	       bound);
+	if (ms > bound || (!strcmp(how, "disconnect") &&
+			   got != RDMA_CM_EVENT_DISCONNECTED)) {
+		printf("# FAIL: %s with a peer that does not read\n", how);
+		return false;
+	}
+	return true;
+}
+
+#define SWAP_PAT	0xa5a5a5a5a5a5a5a5ULL
+
+/*
+ * -S: replace the region @mr (at @buf) by a read-only page of other
+ * memory at the same address, registered with no access rights.
+ * Returns the page through *@page; false if it could not be done.
+ */
+static bool swap_in_page(struct ibv_pd *pd, struct ibv_mr *mr, void *buf,
+			 uint64_t **page)
+{
+	uint32_t rkey = mr->rkey;
+	struct ibv_mr *smr;
+	uint64_t *p;
+	size_t i;
+
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	for (i = 0; i < 4096 / 8; i++)
+		p[i] = SWAP_PAT;
+	if (mprotect(p, 4096, PROT_READ) || ibv_dereg_mr(mr)) {
+		perror("victim: mprotect/dereg");
+		return false;
+	}
+	smr = ibv_reg_mr_iova(pd, p, 4096, (uintptr_t)buf, 0);
+	if (!smr) {
+		perror("victim: register the read-only page");
+		return false;
+	}
+	printf("# region 0x%x deregistered; a read-only page registered without access as 0x%x%s\n",
+	       rkey, smr->lkey,
+	       smr->lkey == rkey ? " (the same STag)" :
+	       " (another STag: test_stag_reuse is off?)");
+	fflush(stdout);
+	*page = p;
+	return smr->lkey == rkey;
+}
+
+/* -S: the swapped-in page must hold its pattern still. */
+static bool page_intact(const uint64_t *p)
+{
+	size_t i;
+
+	for (i = 0; i < 4096 / 8; i++) {
+		if (p[i] != SWAP_PAT) {
+			printf("# FAIL: word %zu of a page registered without access is %016llx, not %016llx: an Atomic Request ran on it\n",
+			       i, (unsigned long long)p[i],
+			       (unsigned long long)SWAP_PAT);
+			return false;
+		}
+	}
+	printf("# the read-only page is unchanged\n");
+	return true;
 }
 
 /* Drain async events for up to @ms; true if the QP got a fatal one. */
@@ -384,7 +509,12 @@ static bool read_from_peer(struct rdma_cm_id *id, struct ibv_cq *cq,
 
 int main(int argc, char **argv)
 {
-	const char *addr = NULL, *rej_pd = NULL;
+	const char *addr = NULL, *rej_pd = NULL, *how = NULL;
+	uint64_t *swapped = NULL;
+	bool swap = false;
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ;
+	size_t region_len = REGION_LEN;
 	char *want = NULL;
 	int port = ABUSE_PORT, ird = 1, c, ok = 1, listen_s = 0, bound = 0;
 	bool dereg = false, rpeer = false;
@@ -401,8 +531,12 @@ int main(int argc, char **argv)
 	void *buf;
 	double t0, ms;
 
-	while ((c = getopt(argc, argv, "a:p:i:dRt:l:c:w:P:")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:i:dRt:l:c:w:P:X:L:AS")) != -1) {
 		switch (c) {
+		case 'A': access |= IBV_ACCESS_REMOTE_ATOMIC; break;
+		case 'S': swap = true; break;
+		case 'X': how = optarg; break;
+		case 'L': region_len = strtoul(optarg, NULL, 0); break;
 		case 'c': want = optarg; break;
 		case 'w': bound = atoi(optarg); break;
 		case 'P': rej_pd = optarg; break;
@@ -416,8 +550,11 @@ int main(int argc, char **argv)
 		default: addr = NULL; optind = argc; break;
 		}
 	}
-	if (!addr || inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-d | -R] [-t SECS] | -l SECS\n"
+	if (!addr || inet_pton(AF_INET, addr, &sin.sin_addr) != 1 ||
+	    !region_len || region_len % 4096 ||
+	    (how && strcmp(how, "destroy") && strcmp(how, "disconnect") &&
+	     strcmp(how, "exit"))) {
+		fprintf(stderr, "usage: victim -a ADDR [-p PORT] [-i IRD] [-L BYTES] [-A] [-d | -R | -S | -X destroy|disconnect|exit] [-t SECS] | -l SECS\n"
 			"       victim -c WANT[/PDATA][,...] -a ADDR [-p PORT] [-w MS] [-P PDATA] [-t SECS]\n"
 			"       (WANT: established rejected unreachable error fail)\n");
 		return 2;
@@ -451,12 +588,11 @@ int main(int argc, char **argv)
 
 	pd = ibv_alloc_pd(id->verbs);
 	cq = pd ? ibv_create_cq(id->verbs, 64, NULL, NULL, 0) : NULL;
-	buf = aligned_alloc(4096, REGION_LEN);
+	buf = aligned_alloc(4096, region_len);
 	if (!cq || !buf)
 		return 1;
-	memset(buf, PAT_VICTIM, REGION_LEN);
-	mr = ibv_reg_mr(pd, buf, REGION_LEN, IBV_ACCESS_LOCAL_WRITE |
-			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	memset(buf, PAT_VICTIM, region_len);
+	mr = ibv_reg_mr(pd, buf, region_len, access);
 	qa.send_cq = qa.recv_cq = cq;
 	qa.qp_type = IBV_QPT_RC;
 	qa.cap.max_send_wr = qa.cap.max_recv_wr = 16;
@@ -468,7 +604,7 @@ int main(int argc, char **argv)
 	info.magic = htonl(VICTIM_MAGIC);
 	info.rkey = htonl(mr->rkey);
 	info.addr = htobe64((uintptr_t)buf);
-	info.len = htonl(REGION_LEN);
+	info.len = htonl(region_len);
 	cp.private_data = &info;
 	cp.private_data_len = sizeof(info);
 	cp.responder_resources = ird;
@@ -504,6 +640,18 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 
+	if (swap) {
+		sleep(1);
+		if (!swap_in_page(pd, mr, buf, &swapped))
+			ok = 0;
+	}
+	if (how) {
+		sleep(2);
+		ok = teardown(ch, id, how);
+		printf("victim: %s\n", ok ? "ok" : "FAILED");
+		return ok ? 0 : 1;
+	}
+
 	/* The peer is hostile: the connection must fail or end. */
 	ev = abuse_cm_poll(ch, timeout_s * 1000);
 	printf("# cm event: %s\n", ev ? rdma_event_str(ev->event) : "none");
@@ -513,6 +661,8 @@ int main(int argc, char **argv)
 		rdma_ack_cm_event(ev);
 	async_fatal(id->verbs, 200);
 	printf("# qp state %s\n", qp_state(id->qp));
+	if (swapped && !page_intact(swapped))
+		ok = 0;
 	printf("victim: %s\n", ok ? "ok" : "FAILED");
 	return ok ? 0 : 1;
 }

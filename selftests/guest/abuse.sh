@@ -116,6 +116,26 @@
 #                 message whole -- the QP's end must not reset the
 #                 connection over bytes it reported sent -- and nothing
 #                 is left
+#   atomic_stale  (rfc7306_atomics and test_stag_reuse on) fpdu_peer
+#                 sends an Atomic Request but its CRC; the victim then
+#                 swaps its region for a read-only page registered with
+#                 no access under the same STag; the CRC: TERMINATE
+#                 RDMAP protection/invalid STag, the page unchanged
+#   liveness_*    a raw-TCP peer asks for an RDMA READ of an 8 MiB region
+#                 and stops reading (4 KiB receive buffer), so kiwi's
+#                 sender blocks in TCP; the victim then destroys its QP
+#                 (liveness_destroy: within 5 s), disconnects and destroys
+#                 (liveness_disconnect: DISCONNECTED and the destroy
+#                 within 15 s), or exits (liveness_exit); liveness_destroy
+#                 _noack: the peer also stops ACKing (netem drops all it
+#                 sends).  With the peer still silent, no endpoint or QP
+#                 is left within 15 s; once it is gone, no TCP socket
+#   bind_flood    two threads keep a QP's send queue full of unsignaled
+#                 window binds for 20 s (bindflood): no soft lockup, and
+#                 the process's own heartbeat never waits a second
+#   memcg         a process limited to 64 MiB (cgroup v2) creates CQs of
+#                 262144 entries until refused: the rings are charged to
+#                 it (vmalloc growth and the cgroup's peak within 64 MiB)
 #   kill_perf_*   ib_write_bw and ib_read_bw (-R, 1 MiB messages): 3 s
 #                 into the traffic the server, or the client, gets
 #                 SIGKILL; the other side must exit with an error within
@@ -150,7 +170,7 @@ START=$SECONDS
 setup() {
 	local p
 	for p in qpsteal victim fpdu_peer cqover scribble teardown readtear \
-		 lastsend mw_conn; do
+		 lastsend mw_conn bindflood; do
 		[ -x "$BIN/$p" ] || { echo "$BIN/$p missing (make)"; return 1; }
 	done
 	modprobe kiwi || return 1
@@ -602,7 +622,7 @@ peer_case() {
 	A timeout 60 "$BIN/$peer" -a $SRV -p "$port" $pargs >"$TMPD/p" 2>&1 ||
 		prc=$?
 	wait $vpid || vrc=$?
-	grep -hE 'dereg|TERMINATE|responses|async|state' "$TMPD/v" "$TMPD/p" |
+	grep -hE 'dereg|TERMINATE|responses|async|state|unchanged|FAIL' "$TMPD/v" "$TMPD/p" |
 		sed 's/^# */# /'
 	if [ -n "$ctr" ]; then
 		why=$(counted $ctr "$before")
@@ -1037,6 +1057,147 @@ case_kill_perf() {
 	kill_perf ib_read_bw client
 }
 
+# liveness HOW NOACK: a peer that asks for a READ of an 8 MiB region and
+# then stops reading (fpdu_peer -m read_stop, 4 KiB receive buffer),
+# with NOACK=1 also stops ACKing (netem drops everything it sends once it
+# has asked); kiwi's responder blocks in TCP.  The victim tears down as
+# HOW says (victim -X: destroy, disconnect, exit) and must be done within
+# kiwi.rst's bound (security audit F4: it hung in D state for as long as
+# the peer kept its socket).  Then, with the peer still connected and
+# silent, kiwi must hold no endpoint and no QP within 15 s; after the
+# peer is gone, no TCP socket either.
+liveness() {
+	local how=$1 noack=$2 port=$((7460 + ${3:-0})) vpid ppid vrc=0 rc=0
+	local what=stops reading why= e1 q1
+	[ "$noack" = 1 ] && what="stops reading and ACKing"
+	leak_mark
+	B timeout 120 "$BIN/victim" -a $SRV -p $port -L $((8 << 20)) -X "$how" \
+		>"$TMPD/v" 2>&1 &
+	vpid=$!
+	wait_port $SRV $port
+	A timeout 60 "$BIN/fpdu_peer" -a $SRV -p $port -m read_stop -s 40 \
+		>"$TMPD/p" 2>&1 &
+	ppid=$!
+	if [ "$noack" = 1 ]; then
+		for _ in $(seq 1 40); do
+			grep -q 'reading stopped' "$TMPD/p" && break
+			sleep 0.25
+		done
+		A tc qdisc replace dev kv0 root netem loss 100%
+	fi
+	# A victim stuck in the kernel cannot be killed: give it 60 s, then
+	# let the peer's packets through so that the old hang would end.
+	for _ in $(seq 1 120); do
+		kill -0 $vpid 2>/dev/null || break
+		sleep 0.5
+	done
+	kill -0 $vpid 2>/dev/null && { rc=1; why=" (victim still in teardown after 60 s)"; }
+	[ "$noack" = 1 ] && A tc qdisc del dev kv0 root 2>/dev/null
+	wait $vpid || vrc=$?
+	[ "$how" = exit ] && [ $vrc -eq 0 ] && ! grep -q 'exiting' "$TMPD/v" && vrc=1
+	for _ in $(seq 1 30); do
+		e1=$(ep_count)
+		q1=$(kiwi_qps)
+		[ "$e1" -le "$LEAK_E0" ] && [ "$q1" -eq 0 ] && break
+		sleep 0.5
+	done
+	[ "$e1" -le "$LEAK_E0" ] && [ "$q1" -eq 0 ] ||
+		{ rc=1; why="$why (peer still silent: endpoints $LEAK_E0 -> $e1, kiwi QPs $q1)"; }
+	kill_tree $ppid
+	wait $ppid 2>/dev/null
+	[ -n "$why" ] || why=$(leak_left 15)
+	[ -z "$why" ] || rc=1
+	grep -hE 'READ Request|destroyed|cm event|FAIL|exiting' "$TMPD/v" "$TMPD/p" |
+		sed 's/^# */# /'
+	verdict "liveness_${how}$([ "$noack" = 1 ] && echo _noack): $how with a peer that $what, its READ response blocked in TCP: done within the bound, nothing left$why" \
+		$((rc | vrc)) "$TMPD/v" "$TMPD/p"
+}
+
+# atomic_stale: an Atomic Request checked against a region that is then
+# deregistered, its STag reused (kiwi's test_stag_reuse) for a read-only
+# page registered with no access, before the request's CRC arrives
+# (security audit F1: kiwi looked the STag up again at the CRC and ran
+# the atomic on what it found, without any check).  TERMINATE, and the
+# page unchanged.
+case_atomic_stale() {
+	local P=/sys/module/kiwi/parameters
+	echo 1 >$P/rfc7306_atomics
+	echo 1 >$P/test_stag_reuse
+	peer_case atomic_stale 7471 "-A -S" "-A -m atomic_stale -s 3" \
+		"an Atomic Request whose region is swapped for a read-only page without access under the same STag before its CRC: TERMINATE RDMAP protection/invalid STag, the page unchanged"
+	echo 0 >$P/test_stag_reuse
+	echo 0 >$P/rfc7306_atomics
+}
+
+# bind_flood: two threads keep a connected QP's send queue full of
+# unsignaled window binds for 20 s (bindflood against victim -l): kiwi
+# drains them in bounded runs and yields (security audit F6: the
+# transmit loop never did, a soft lockup on a voluntary-preemption
+# kernel); the heartbeat in the same process never waits a second.
+case_bind_flood() {
+	local vpid rc=0
+	B timeout 60 "$BIN/victim" -a $SRV -p 7470 -l 30 >"$TMPD/v" 2>&1 &
+	vpid=$!
+	wait_port $SRV 7470
+	A timeout 90 "$BIN/bindflood" -a $SRV -p 7470 -s 20 -t 2 >"$TMPD/p" 2>&1 ||
+		rc=1
+	kill_tree $vpid TERM
+	wait $vpid 2>/dev/null
+	grep -h '^# binds' "$TMPD/p"
+	verdict "bind_flood: 20 s of unsignaled window binds from two threads: kiwi yields, the process's heartbeat never waits 1 s" \
+		$rc "$TMPD/p" "$TMPD/v"
+}
+
+# memcg: a process in a memory cgroup limited to 64 MiB creates CQs of
+# 262144 entries (6 MiB of ring each) until one fails, 40 at most: the
+# rings must be charged to it (security audit F7: vmalloc_user() was
+# not, and 40 of them took 240 MiB past the limit).  Verdict: the kernel
+# memory that appeared meanwhile (VmallocUsed) stays within the limit
+# plus one ring, and the cgroup's own peak within its limit.
+case_memcg() {
+	local cg=/sys/fs/cgroup rc=0 why= out n mib peak
+	mountpoint -q $cg || mount -t cgroup2 none $cg || { notok "memcg: no cgroup2"; return; }
+	echo +memory >$cg/cgroup.subtree_control 2>/dev/null
+	rmdir $cg/kiwi_memcg 2>/dev/null
+	mkdir $cg/kiwi_memcg && echo 64M >$cg/kiwi_memcg/memory.max ||
+		{ notok "memcg: cannot make a limited cgroup"; return; }
+	out=$(sh -c 'echo $$ >'$cg'/kiwi_memcg/cgroup.procs && exec python3 -c "
+import sys
+from pyverbs.device import Context
+from pyverbs.cq import CQ
+def vmalloc():
+    for l in open(\"/proc/meminfo\"):
+        if l.startswith(\"VmallocUsed:\"):
+            return int(l.split()[1]) * 1024
+ctx = Context(name=\"kiwi0\")
+v0 = vmalloc()
+cqs = []
+for i in range(40):
+    try:
+        cqs.append(CQ(ctx, 262144))
+    except Exception as e:
+        print(\"# CQ\", i, \"refused:\", e)
+        break
+    print(\"made\", len(cqs), (vmalloc() - v0) >> 20, flush=True)
+"' 2>&1 | tail -n 3)
+	echo "$out" | sed 's/^#* */# /'
+	read -r _ n mib <<<"$(echo "$out" | grep '^made' | tail -n1)"
+	peak=$(($(cat $cg/kiwi_memcg/memory.peak 2>/dev/null || echo 0) >> 20))
+	echo "# made ${n:-0} CQs; VmallocUsed +${mib:-?} MiB; cgroup peak $peak MiB (limit 64)"
+	if [ -z "${mib:-}" ] || [ "$mib" -gt 70 ] || [ "$peak" -gt 64 ]; then
+		rc=1 why=" (${n:-0} rings, +${mib:-?} MiB of vmalloc)"
+	fi
+	rmdir $cg/kiwi_memcg 2>/dev/null
+	verdict "memcg: rings of 262144-entry CQs are charged to a 64 MiB cgroup: creation stops near the limit$why" $rc
+}
+
+case_liveness() {
+	liveness destroy 0 0
+	liveness disconnect 0 1
+	liveness exit 0 2
+	liveness destroy 1 3
+}
+
 # only FUNC ARGS...: run a case, unless KIWI_ABUSE_ONLY (a comma list of
 # case functions, e.g. case_trace,peer_case) leaves it out.
 only() {
@@ -1078,6 +1239,10 @@ only case_stag_random
 only case_illegal_transition
 only case_teardown
 only case_read_teardown
+only case_atomic_stale
+only case_liveness
+only case_bind_flood
+only case_memcg
 only case_last_send
 only case_kill_perf
 only start_hold
