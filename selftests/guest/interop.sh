@@ -63,7 +63,7 @@
 # Environment: KIWI_RPING_COUNT (default 200), KIWI_PERF_ITERS (200),
 # KIWI_DP_MTU (1500), KIWI_INTEROP_ONLY (parts to run alone,
 # comma-separated: crc, nocrc, qperf, ext, term, ucma, crypto; default
-# all), KIWI_UCMA_ROUNDS (8).
+# all), KIWI_UCMA_ROUNDS (4).
 set -u
 
 # perftest works out its clock rate after the run, and fails that when
@@ -254,9 +254,9 @@ term_part() {
 # silent: kmod/cm.c kiwi_ep_nudge()).  A round must end within its
 # timeout with both programs exiting 0, and the kernel log must stay
 # clean; after a kernel BUG the rounds stop (the iw_cm's work is dead,
-# so later rounds would only hang).  KIWI_UCMA_ROUNDS (default 8)
+# so later rounds would only hang).  KIWI_UCMA_ROUNDS (default 4)
 # rounds of each size.
-UCMA_ROUNDS=${KIWI_UCMA_ROUNDS:-8}
+UCMA_ROUNDS=${KIWI_UCMA_ROUNDS:-4}
 ucma_round() {
 	local addr=$1 n=$2 spid rc src
 	B timeout 60 ucmatose -b "$addr" -p 7471 -c "$n" >"$TMPD/ucma.s" 2>&1 &
