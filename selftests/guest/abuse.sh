@@ -334,7 +334,11 @@ case_src_quota() {
 		>"$TMPD/cli" 2>&1 || rc=1
 	wait $spid
 	src=$?
-	kill_tree $hpid USR1
+	# Its children only: a subshell killed by USR1 would be reported
+	# by bash in the middle of the TAP output.
+	for i in $(pgrep -P $hpid); do
+		kill_tree "$i" USR1
+	done
 	wait $hpid
 	kill_tree $vpid
 	wait $vpid
