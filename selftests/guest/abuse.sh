@@ -311,7 +311,7 @@ case_handshakes() {
 # took all 16 and the rping was reset.  first_byte_ms=0 here, so the
 # held connections stay for the whole MPA timeout (10 s).
 case_src_quota() {
-	local P=/sys/module/kiwi/parameters hpid vpid spid rc=0 src why= i
+	local P=/sys/module/kiwi/parameters hpid vpid spid rc=0 src why='' i
 	local port=7498
 	leak_mark
 	A ip addr add 10.91.0.3/24 dev kv0 || why="no second address"
