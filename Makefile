@@ -15,6 +15,7 @@
 #   make uninstall  remove what make install installed
 #   make deb        Debian packages kiwi-dkms and libkiwi-rdmav34 (build/deb/)
 #   make fresh-check make deps, make, make demo in a new Debian 12 chroot (scripts/fresh-check)
+#   make sanitizer-kernel  build (once) the KASAN/lockdep/UBSAN kernel of make check's sanitizer phase
 
 # Newest installed Debian bookworm 6.1 amd64 headers, unless KDIR is given.
 # The running kernel is irrelevant: modules are tested in a guest.
@@ -27,14 +28,14 @@ JOBS ?= $(shell nproc)
 # runs `make deps` and then GOAL in a second make, which looks for the
 # kernel headers afresh: this one looked before deps could install them.
 # A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
-WITH_DEPS := demo check bench soak fuzz install deb
+WITH_DEPS := demo check bench soak fuzz install deb sanitizer-kernel
 
 export BUILD
 ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod kconsumer provider siw deps demo check bench soak fuzz install deb uninstall clean help fresh-check
+.PHONY: all kmod kconsumer provider siw deps demo check bench soak fuzz install deb uninstall clean help fresh-check sanitizer-kernel
 
 all: kmod kconsumer provider
 
@@ -76,6 +77,9 @@ install: all
 
 deb:
 	$(CURDIR)/scripts/deb
+
+sanitizer-kernel:
+	$(CURDIR)/scripts/build-sanitizer-kernel
 endif
 
 uninstall:
@@ -90,4 +94,4 @@ fresh-check:
 	$(CURDIR)/scripts/fresh-check
 
 help:
-	@sed -n '3,15p' Makefile
+	@sed -n '3,16p' Makefile

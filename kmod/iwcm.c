@@ -16,7 +16,7 @@
 static struct kiwi_qp *kiwi_cm_qp(struct iw_cm_id *id, u32 qpn)
 {
 	/* The iw_cm bound it just before calling us: it holds a reference. */
-	return kiwi_qp_find(id->device, qpn);
+	return kiwi_qp_find(id, qpn);
 }
 
 int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)

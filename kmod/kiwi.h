@@ -871,7 +871,7 @@ void kiwi_qp_get(struct ib_qp *ibqp);
 void kiwi_qp_put(struct ib_qp *ibqp);
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn);
 void kiwi_iw_add_ref(struct ib_qp *ibqp);
-struct kiwi_qp *kiwi_qp_find(struct ib_device *ibdev, int qpn);
+struct kiwi_qp *kiwi_qp_find(struct iw_cm_id *id, int qpn);
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 		    struct ib_udata *udata);
 int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);

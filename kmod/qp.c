@@ -18,8 +18,9 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <net/netlink.h>
-#include <rdma/restrack.h>
+#include <rdma/rdma_cm.h>
 #include <rdma/rdma_netlink.h>
+#include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "kiwi.h"
@@ -132,15 +133,34 @@ void kiwi_qp_put(struct ib_qp *ibqp)
 }
 
 /*
- * Is the caller the QP's owner: the process that created a user QP, or
- * the kernel for a kernel consumer's QP (whose rdma_cm handlers run in
- * kernel threads)?
+ * Does the kernel consumer's rdma_cm id behind @id bind @qp?  An iw_cm id
+ * made by the rdma_cm has the rdma_cm's id as its context, and struct
+ * rdma_id_private begins with the struct rdma_cm_id; a kernel consumer's
+ * rdma_create_qp() puts its QP there.  A process's rdma_cm id (ucma)
+ * never has one: user QPs are created through uverbs.
  */
-static bool kiwi_qp_caller_owns(struct kiwi_qp *qp)
+static bool kiwi_cm_id_names_qp(struct iw_cm_id *id, struct kiwi_qp *qp)
+{
+	const struct rdma_cm_id *cma = id->context;
+
+	return cma && READ_ONCE(cma->qp) == &qp->ibqp;
+}
+
+/*
+ * Is the caller the QP's owner: the process that created a user QP, or
+ * a kernel consumer for a kernel QP?  Kernel consumers mostly connect
+ * from kernel threads; one that connects from a process's system call
+ * (the SMB Direct client, from mount) is recognised by its rdma_cm id
+ * (@id), which the iw_cm passes only after its get_qp: there @id is NULL
+ * and the decision waits for kiwi_qp_find().
+ */
+static bool kiwi_qp_caller_owns(struct kiwi_qp *qp, struct iw_cm_id *id)
 {
 	if (qp->user)
 		return qp->owner == task_tgid(current);
-	return current->flags & PF_KTHREAD;
+	if (current->flags & PF_KTHREAD)
+		return true;
+	return !id || kiwi_cm_id_names_qp(id, qp);
 }
 
 /*
@@ -149,7 +169,8 @@ static bool kiwi_qp_caller_owns(struct kiwi_qp *qp)
  * connection bound to another process's QP would let the peer send into
  * its receive queue and read and write its memory regions.
  */
-static struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn)
+static struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn,
+				      struct iw_cm_id *id)
 {
 	struct kiwi_qp *qp;
 
@@ -160,7 +181,7 @@ static struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn)
 	rcu_read_unlock();
 	if (!qp)
 		return NULL;
-	if (!kiwi_qp_caller_owns(qp)) {
+	if (!kiwi_qp_caller_owns(qp, id)) {
 		kiwi_stat_add(kdev, KIWI_STAT_QP_NOT_OWNER, 1);
 		ibdev_warn_ratelimited(&kdev->ibdev,
 				       "QP %d not bound to a connection for %s[%d]: not its owner\n",
@@ -183,7 +204,7 @@ static struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn)
  */
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
 {
-	struct kiwi_qp *qp = kiwi_qp_lookup(to_kdev(ibdev), qpn);
+	struct kiwi_qp *qp = kiwi_qp_lookup(to_kdev(ibdev), qpn, NULL);
 
 	if (!qp)
 		return NULL;
@@ -200,12 +221,13 @@ void kiwi_iw_add_ref(struct ib_qp *ibqp)
 }
 
 /*
- * For kiwi's own connect and accept, which run after the iw_cm bound
- * the QP (so it holds a reference): the QP @qpn names, not referenced.
+ * For kiwi's own connect and accept on @id, which run after the iw_cm
+ * bound the QP (so it holds a reference): the QP @qpn names, not
+ * referenced, if the caller may bind it (now knowing @id).
  */
-struct kiwi_qp *kiwi_qp_find(struct ib_device *ibdev, int qpn)
+struct kiwi_qp *kiwi_qp_find(struct iw_cm_id *id, int qpn)
 {
-	struct kiwi_qp *qp = kiwi_qp_lookup(to_kdev(ibdev), qpn);
+	struct kiwi_qp *qp = kiwi_qp_lookup(to_kdev(id->device), qpn, id);
 
 	if (qp)
 		kiwi_qp_put(&qp->ibqp);

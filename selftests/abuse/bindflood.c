@@ -14,7 +14,10 @@
  * heartbeat thread sleeps 10 ms at a time and records the longest gap
  * between its wake-ups.  kiwi must drain the binds in bounded runs: the
  * guest's watchdog reports a soft lockup otherwise (vm/run fails the
- * boot on it), and the heartbeat must never wait a second.
+ * boot on it), and neither a bind call nor the heartbeat may wait 5 s.
+ * (On b68d605 this did not fail in the guest either: two threads do not
+ * outpace kiwi's loop there.  It stays as a liveness check of the
+ * bounded runs.)
  *
  * Prints "# binds N, longest bind call X ms, longest heartbeat gap Y ms"
  * and "bindflood: ok" or "bindflood: FAILED ...".  Exit status 0 on
@@ -39,7 +42,12 @@
 
 #define REGION		(64 * 1024)
 #define MAX_THREADS	8
-#define GAP_LIMIT_MS	1000.0
+/*
+ * A thread held off a CPU by kiwi for this long fails the run.  The
+ * emulator, on a busy host, alone delays a thread by up to ~1 s; a CPU
+ * that kiwi never gives up shows as a soft lockup after 20 s.
+ */
+#define GAP_LIMIT_MS	5000.0
 
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;

@@ -132,7 +132,7 @@
 #                 is left within 15 s; once it is gone, no TCP socket
 #   bind_flood    two threads keep a QP's send queue full of unsignaled
 #                 window binds for 20 s (bindflood): no soft lockup, and
-#                 the process's own heartbeat never waits a second
+#                 no bind call or heartbeat of the process waits 5 s
 #   memcg         a process limited to 64 MiB (cgroup v2) creates CQs of
 #                 262144 entries until refused: the rings are charged to
 #                 it (vmalloc growth and the cgroup's peak within 64 MiB)
@@ -1137,7 +1137,9 @@ case_atomic_stale() {
 # unsignaled window binds for 20 s (bindflood against victim -l): kiwi
 # drains them in bounded runs and yields (security audit F6: the
 # transmit loop never did, a soft lockup on a voluntary-preemption
-# kernel); the heartbeat in the same process never waits a second.
+# kernel; it did not show on b68d605 in this guest, where two threads do
+# not outpace kiwi's loop); no bind call and no heartbeat of the same
+# process waits 5 s.
 case_bind_flood() {
 	local vpid rc=0
 	B timeout 60 "$BIN/victim" -a $SRV -p 7470 -l 30 >"$TMPD/v" 2>&1 &
@@ -1148,7 +1150,7 @@ case_bind_flood() {
 	kill_tree $vpid TERM
 	wait $vpid 2>/dev/null
 	grep -h '^# binds' "$TMPD/p"
-	verdict "bind_flood: 20 s of unsignaled window binds from two threads: kiwi yields, the process's heartbeat never waits 1 s" \
+	verdict "bind_flood: 20 s of unsignaled window binds from two threads: kiwi yields, no bind call or heartbeat waits 5 s" \
 		$rc "$TMPD/p" "$TMPD/v"
 }
 
