@@ -12,7 +12,7 @@
 #   make deps       install the test set (everything below needs it); also
 #                   make deps-build (make, make install), deps-deb (make deb)
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
-#   make check      run every test (last line: "N passed, N failed")
+#   make check      run every test (last line: "N passed, N failed, N skipped")
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
@@ -20,12 +20,14 @@
 #   make fresh-check a build-only and a full machine, each in a new Debian 12
 #                   chroot (scripts/fresh-check)
 #   make version    print the version this tree builds (scripts/version)
+#   make fuzz-verbs the stateful verbs fuzzer in a guest, KIWI_FUZZ_MINUTES (3) (build/fuzz-verbs/)
+#   make sanitizer-kernel  build (once) the KASAN/lockdep/UBSAN kernel of make check's sanitizer phase
 
 # Kernel headers, unless KDIR is given.  Goals that boot a test guest
 # need the newest Debian 6.1 headers (the guest boots that kernel); a
 # plain `make` takes the running kernel's when they are installed, else
 # those 6.1 ones.
-GUEST_GOALS := demo check bench soak
+GUEST_GOALS := demo check bench soak fuzz-verbs
 NEWEST_61 := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
 RUNNING_KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
 ifneq ($(filter $(GUEST_GOALS),$(MAKECMDGOALS)),)
@@ -41,7 +43,7 @@ JOBS ?= $(shell nproc)
 # installs GOAL's set and then runs GOAL in a second make, which looks for
 # the kernel headers afresh: this one looked before they were installed.
 # A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
-WITH_DEPS := demo check bench soak fuzz install deb
+WITH_DEPS := demo check bench soak fuzz fuzz-verbs install deb sanitizer-kernel
 deps_for = $(if $(filter install,$(1)),deps-build,$(if $(filter deb,$(1)),deps-deb,deps))
 
 export BUILD
@@ -49,7 +51,7 @@ ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod kconsumer provider siw deps deps-build deps-deb version demo check bench soak fuzz install deb uninstall clean help fresh-check
+.PHONY: all kmod kconsumer provider siw deps deps-build deps-deb version demo check bench soak fuzz fuzz-verbs install deb uninstall clean help fresh-check sanitizer-kernel
 
 all: kmod kconsumer provider
 
@@ -96,12 +98,18 @@ soak: all
 fuzz:
 	$(CURDIR)/scripts/fuzz
 
+fuzz-verbs: all
+	$(CURDIR)/selftests/fuzz-verbs/run-guest
+
 # DKMS builds the module for the running kernel: only the provider here.
 install: provider
 	$(CURDIR)/scripts/install install
 
 deb:
 	$(CURDIR)/scripts/deb
+
+sanitizer-kernel:
+	$(CURDIR)/scripts/build-sanitizer-kernel
 endif
 
 uninstall:

@@ -26,6 +26,7 @@
 #include <linux/string.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
+#include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -46,6 +47,44 @@ unsigned int kiwi_max_half_open = 256;
 module_param_named(max_half_open, kiwi_max_half_open, uint, 0644);
 MODULE_PARM_DESC(max_half_open,
 		 "Connections per device still in TCP or MPA setup, beyond which new ones are reset (default 256)");
+
+/*
+ * How long a connection request handed to the iw_cm may wait for the
+ * consumer's accept or reject.  The iw_cm drops a request it cannot
+ * allocate for (cm_conn_req_handler(): iw_create_cm_id() failing) and
+ * then calls neither: the endpoint would wait forever.
+ */
+static unsigned int kiwi_req_timeout_ms = 120000;
+module_param_named(accept_timeout_ms, kiwi_req_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(accept_timeout_ms,
+		 "Time a connection request may wait for accept or reject before it is reset (default 120000 ms, 0: forever)");
+
+/*
+ * Fault injection for the test of the above: the next N connection
+ * requests are not handed to the iw_cm but treated as if it had
+ * dropped them.  For tests only; 0 (default) in production.
+ */
+static unsigned int kiwi_fault_drop_req;
+module_param_named(fault_drop_conn_req, kiwi_fault_drop_req, uint, 0644);
+MODULE_PARM_DESC(fault_drop_conn_req,
+		 "Test only: behave as if the iw_cm dropped the next N connection requests (default 0)");
+
+/*
+ * One remote host must not be able to take every half-open slot of a
+ * device (and so block its other listeners): each source address gets
+ * at most this many, and never more than half of max_half_open.  A
+ * connection that has sent no byte of its MPA request after
+ * first_byte_ms is closed without waiting out the MPA timeout.
+ */
+static unsigned int kiwi_max_half_open_src = 64;
+module_param_named(max_half_open_per_source, kiwi_max_half_open_src, uint, 0644);
+MODULE_PARM_DESC(max_half_open_per_source,
+		 "Half-open connections per device from one source address, at most half of max_half_open (default 64)");
+
+static unsigned int kiwi_first_byte_ms = 2000;
+module_param_named(first_byte_ms, kiwi_first_byte_ms, uint, 0644);
+MODULE_PARM_DESC(first_byte_ms,
+		 "Time a new passive connection may take to send the first byte of its MPA request (default 2000 ms; 0: mpa_timeout_ms)");
 
 bool kiwi_large_fpdu = true;
 module_param_named(large_fpdu, kiwi_large_fpdu, bool, 0644);
@@ -140,6 +179,16 @@ bool kiwi_mk_request(bool initiator)
 
 static struct workqueue_struct *kiwi_cm_wq;
 
+/*
+ * Connection requests the iw_cm holds, by cookie: each entry owns one
+ * reference to its endpoint, which accept, reject, the request timeout
+ * or device removal takes -- whichever erases the entry first; the
+ * others find it gone.  The iw_cm sees the cookie, never the pointer,
+ * so a late accept or reject cannot reach a freed endpoint.
+ */
+static DEFINE_XARRAY_ALLOC1(kiwi_req_xa);
+static u32 kiwi_req_next;
+
 /* Every endpoint alive, for device removal and module unload. */
 static LIST_HEAD(kiwi_ep_list);
 static DEFINE_SPINLOCK(kiwi_ep_list_lock);
@@ -219,12 +268,48 @@ struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
 	return ep;
 }
 
+static bool kiwi_same_host(const struct sockaddr_storage *a,
+			   const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr);
+}
+
+/* Whether @peer holds its share of @kdev's half-open slots already. */
+static bool kiwi_half_open_src_full(struct kiwi_device *kdev,
+				    const struct sockaddr_storage *peer)
+{
+	unsigned int quota = min(READ_ONCE(kiwi_max_half_open_src),
+				 max(READ_ONCE(kiwi_max_half_open) / 2, 1U));
+	unsigned int n = 0;
+	struct kiwi_ep *ep;
+
+	spin_lock(&kiwi_ep_list_lock);
+	list_for_each_entry(ep, &kiwi_ep_list, entry) {
+		/* half_open changes under ep->lock: a count, not a bound */
+		if (ep->kdev == kdev && READ_ONCE(ep->half_open) &&
+		    kiwi_same_host(&ep->peer, peer) && ++n >= quota)
+			break;
+	}
+	spin_unlock(&kiwi_ep_list_lock);
+	return n >= quota;
+}
+
 /*
  * A new passive connection takes a half-open slot of its listener and
- * its device; false (nothing taken) if either is full.
+ * its device; false (nothing taken) if either is full, or if its source
+ * has its share.
  */
-static bool kiwi_half_open_get(struct kiwi_ep *l)
+static bool kiwi_half_open_get(struct kiwi_ep *l,
+			       const struct sockaddr_storage *peer)
 {
+	if (kiwi_half_open_src_full(l->kdev, peer))
+		return false;
 	if (!atomic_add_unless(&l->children, 1, l->max_children))
 		return false;
 	if (!atomic_add_unless(&l->kdev->half_open, 1,
@@ -240,7 +325,7 @@ static void kiwi_half_open_put(struct kiwi_ep *ep)
 {
 	if (!ep->half_open)
 		return;
-	ep->half_open = false;
+	WRITE_ONCE(ep->half_open, false);
 	atomic_dec(&ep->listener->children);
 	atomic_dec(&ep->kdev->half_open);
 }
@@ -254,13 +339,17 @@ void kiwi_ep_kick(struct kiwi_ep *ep, int event)
 		kiwi_ep_put(ep);
 }
 
-void kiwi_ep_arm_timer(struct kiwi_ep *ep)
+static void kiwi_ep_arm_timer_ms(struct kiwi_ep *ep, unsigned int ms)
 {
 	kiwi_ep_get(ep);
-	if (!mod_delayed_work(kiwi_cm_wq, &ep->timer,
-			      msecs_to_jiffies(kiwi_mpa_timeout_ms)))
+	if (!mod_delayed_work(kiwi_cm_wq, &ep->timer, msecs_to_jiffies(ms)))
 		return;
 	kiwi_ep_put(ep);	/* was already pending: keep one reference */
+}
+
+void kiwi_ep_arm_timer(struct kiwi_ep *ep)
+{
+	kiwi_ep_arm_timer_ms(ep, kiwi_mpa_timeout_ms);
 }
 
 void kiwi_ep_cancel_timer(struct kiwi_ep *ep)
@@ -276,12 +365,17 @@ static void kiwi_sk_event(struct sock *sk)
 	struct kiwi_ep *ep;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	ep = sk->sk_user_data;
+	ep = __locked_read_sk_user_data_with_flags(sk, 0);
 	if (ep)
 		kiwi_ep_kick(ep, KIWI_EV_SOCK);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * A listener's user data is marked NOCOPY: the sockets TCP clones from
+ * it start with none, so no callback of theirs can reach the listener
+ * endpoint (which may be going away) before they have one of their own.
+ */
 void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock)
 {
 	struct sock *sk = sock->sk;
@@ -292,7 +386,8 @@ void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock)
 	ep->saved_data_ready = sk->sk_data_ready;
 	ep->saved_state_change = sk->sk_state_change;
 	ep->saved_write_space = sk->sk_write_space;
-	sk->sk_user_data = ep;
+	__rcu_assign_sk_user_data_with_flags(sk, ep,
+		ep->state == KIWI_EP_LISTEN ? SK_USER_DATA_NOCOPY : 0);
 	sk->sk_data_ready = kiwi_sk_event;
 	sk->sk_state_change = kiwi_sk_event;
 	write_unlock_bh(&sk->sk_callback_lock);
@@ -312,7 +407,7 @@ void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 		return;
 	sk = sock->sk;
 	write_lock_bh(&sk->sk_callback_lock);
-	sk->sk_user_data = NULL;
+	rcu_assign_sk_user_data(sk, NULL);
 	sk->sk_data_ready = ep->saved_data_ready;
 	sk->sk_state_change = ep->saved_state_change;
 	sk->sk_write_space = ep->saved_write_space;
@@ -392,7 +487,7 @@ int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
 				   (struct sockaddr *)&ev.remote_addr);
 	}
 	if (type == IW_CM_EVENT_CONNECT_REQUEST)
-		ev.provider_data = ep;
+		ev.provider_data = (void *)(uintptr_t)ep->req_id;
 	if (pd_len) {
 		/* The iw_cm carries at most 255 bytes upward. */
 		ev.private_data = (void *)pd;
@@ -402,6 +497,61 @@ int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
 }
 
 /* ---- binding a connection to its QP ---- */
+
+/*
+ * The initiator's zero-length RDMA WRITE ready-to-receive message is
+ * repeated while the responder stays silent, at these delays after RTS
+ * (ms).  Linux siw, as the responder, sends its MPA reply and only then
+ * installs the callback that reads the RTR (siw_accept(): send the
+ * reply, then siw_sk_assign_rtr_upcalls()); an RTR that lands in
+ * between is left in the socket, unread, until more bytes arrive.  Its
+ * cm_id then never gets ESTABLISHED: a consumer that waits for the
+ * responder to speak first (librdmacm's ucmatose) hangs, and when the
+ * connection is closed siw reports CLOSE for a cm_id the iw_cm still
+ * has in CONN_RECV -- a kernel BUG in cm_close_handler().  kiwi, quick
+ * to answer the reply, hit that window within a few connections.  A
+ * zero-length WRITE names no buffer (RFC 5040 section 4.3; siw and kiwi
+ * skip it at once), so a repeat is harmless to a responder that did
+ * read the first one; any byte from the peer shows it is running and
+ * ends the repeats.  So does anything of ours beyond the RTR messages
+ * (20 bytes on the wire each, 24 with a marker; every other FPDU but a
+ * zero-length SEND is longer than KIWI_RTR_MAX): a repeat never goes
+ * between the FPDUs of a message, and the consumer's data wakes siw too.
+ */
+#define KIWI_RTR_MAX	28
+static const unsigned int kiwi_rtr_nudge_ms[] = { 50, 300, 1500 };
+
+static void kiwi_ep_nudge_arm(struct kiwi_ep *ep)
+{
+	if (ep->rtr_nudges < ARRAY_SIZE(kiwi_rtr_nudge_ms))
+		kiwi_ep_arm_timer_ms(ep, kiwi_rtr_nudge_ms[ep->rtr_nudges]);
+}
+
+/* Timer in RTS: repeat the RTR if the peer has sent nothing yet. */
+static void kiwi_ep_nudge(struct kiwi_ep *ep)
+{
+	struct kiwi_qp *qp = ep->qp;
+	struct tcp_sock *tp;
+
+	lockdep_assert_held(&ep->lock);
+	if (!qp || !ep->sock || ep->rtr != KIWI_MPA_RTR_WRITE)
+		return;
+	tp = tcp_sk(ep->sock->sk);
+	if (READ_ONCE(tp->bytes_received) != ep->rtr_rx_mark ||
+	    READ_ONCE(tp->write_seq) - ep->rtr_tx_mark >
+	    KIWI_RTR_MAX * (ep->rtr_nudges + 1))
+		return;
+	mutex_lock(&qp->state_lock);
+	if (kiwi_qp_state(qp) == KIWI_QP_RTS &&
+	    !READ_ONCE(qp->tx.term_pending)) {
+		WRITE_ONCE(qp->tx.rtr_pending, KIWI_MPA_RTR_WRITE);
+		kiwi_tx_kick(qp);
+	}
+	mutex_unlock(&qp->state_lock);
+	kiwi_ep_event(ep, "rtr_repeat", ep->rtr_nudges);
+	ep->rtr_nudges++;
+	kiwi_ep_nudge_arm(ep);
+}
 
 int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 {
@@ -427,6 +577,11 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	ep->state = KIWI_EP_RTS;
 	kiwi_half_open_put(ep);
 	kiwi_sock_unclamp(ep);
+	if (send_rtr == KIWI_MPA_RTR_WRITE) {
+		ep->rtr_rx_mark = READ_ONCE(tcp_sk(sk)->bytes_received);
+		ep->rtr_tx_mark = READ_ONCE(tcp_sk(sk)->write_seq);
+		kiwi_ep_nudge_arm(ep);
+	}
 	kiwi_ep_event(ep, "established", 0);
 	kiwi_stat_add(ep->kdev, KIWI_STAT_CM_ESTABLISHED, 1);
 
@@ -568,11 +723,65 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 
 /* ---- passive side ---- */
 
+static int kiwi_req_publish(struct kiwi_ep *ep)
+{
+	kiwi_ep_get(ep);
+	if (xa_alloc_cyclic(&kiwi_req_xa, &ep->req_id, ep, xa_limit_31b,
+			    &kiwi_req_next, GFP_KERNEL) < 0) {
+		kiwi_ep_put(ep);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Under ep->lock: end the iw_cm's hold; false if accept or reject has
+ * taken it (and then waits for ep->lock to finish the request).
+ */
+static bool kiwi_req_drop(struct kiwi_ep *ep)
+{
+	u32 id = ep->req_id;
+
+	lockdep_assert_held(&ep->lock);
+	ep->req_id = 0;
+	if (!id || xa_erase(&kiwi_req_xa, id) != ep)
+		return false;
+	kiwi_ep_put(ep);	/* the caller holds its own */
+	return true;
+}
+
+/* Accept or reject for @id's request: its endpoint, referenced, or NULL. */
+struct kiwi_ep *kiwi_req_take(struct iw_cm_id *id)
+{
+	unsigned long cookie = (uintptr_t)id->provider_data;
+
+	id->provider_data = NULL;
+	return cookie ? xa_erase(&kiwi_req_xa, cookie) : NULL;
+}
+
+static int kiwi_req_upcall(struct kiwi_ep *ep, struct kiwi_ep *l)
+{
+	unsigned int drop = READ_ONCE(kiwi_fault_drop_req);
+
+	if (drop && cmpxchg(&kiwi_fault_drop_req, drop, drop - 1) == drop) {
+		kiwi_ep_event(ep, "fault_drop_conn_req", 0);
+		return 0;	/* as the iw_cm does: no error, no answer */
+	}
+	return kiwi_upcall(ep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
+			   kiwi_mpa_ulp_pd(ep), ep->mpa.ulp_pd_len);
+}
+
 static void kiwi_passive_request(struct kiwi_ep *ep)
 {
 	struct kiwi_ep *l = ep->listener;
 	int rv = kiwi_mpa_recv(ep, true);
 
+	if (!ep->got_first && ep->mpa_got) {
+		/* Talking: the MPA timeout for the rest of the request. */
+		ep->got_first = true;
+		if (rv == 0 && READ_ONCE(kiwi_first_byte_ms))
+			kiwi_ep_arm_timer(ep);
+	}
 	if (!rv)
 		return;
 	kiwi_ep_event(ep, rv < 0 ? "mpa_request_bad" : "mpa_request", rv);
@@ -595,14 +804,16 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 		goto drop;
 	}
 	/* The iw_cm's reference to us lasts until accept or reject. */
-	kiwi_ep_get(ep);
-	rv = kiwi_upcall(ep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
-			 kiwi_mpa_ulp_pd(ep), ep->mpa.ulp_pd_len);
+	rv = kiwi_req_publish(ep);
+	if (!rv)
+		rv = kiwi_req_upcall(ep, l);
 	mutex_unlock(&l->lock);
 	if (rv) {
-		kiwi_ep_put(ep);
+		kiwi_req_drop(ep);
 		goto drop;
 	}
+	if (READ_ONCE(kiwi_req_timeout_ms))
+		kiwi_ep_arm_timer_ms(ep, READ_ONCE(kiwi_req_timeout_ms));
 	return;
 drop:
 	kiwi_ep_cancel_timer(ep);
@@ -610,14 +821,42 @@ drop:
 	ep->state = KIWI_EP_CLOSED;
 }
 
+/*
+ * An accepted socket is a clone of the listener and has kiwi's callbacks
+ * with it: give it the listener's own (TCP's) first, so that those, not
+ * ours, are what kiwi_sk_assoc() saves and kiwi_sk_release() restores.
+ */
+static void kiwi_sk_defaults(struct kiwi_ep *l, struct sock *sk)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = l->saved_data_ready;
+	sk->sk_state_change = l->saved_state_change;
+	sk->sk_write_space = l->saved_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* A new passive connection's timer: first_byte_ms, then the rest. */
+static void kiwi_ep_arm_first_byte(struct kiwi_ep *ep)
+{
+	unsigned int fb = READ_ONCE(kiwi_first_byte_ms);
+
+	if (fb && fb < READ_ONCE(kiwi_mpa_timeout_ms))
+		kiwi_ep_arm_timer_ms(ep, fb);
+	else
+		kiwi_ep_arm_timer(ep);
+}
+
 static void kiwi_listen_accept(struct kiwi_ep *l)
 {
+	struct sockaddr_storage peer;
 	struct socket *ns;
 	struct kiwi_ep *ep;
 
 	while (l->state == KIWI_EP_LISTEN &&
 	       !kernel_accept(l->sock, &ns, O_NONBLOCK)) {
-		if (!kiwi_half_open_get(l)) {
+		memset(&peer, 0, sizeof(peer));
+		kernel_getpeername(ns, (struct sockaddr *)&peer);
+		if (!kiwi_half_open_get(l, &peer)) {
 			kiwi_stat_add(l->kdev, KIWI_STAT_CM_HALF_OPEN_REFUSED, 1);
 			kiwi_ep_event(l, "half_open_refused", -EBUSY);
 			sock_no_linger(ns->sk);		/* RST */
@@ -632,13 +871,15 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 			continue;
 		}
 		tcp_sock_set_nodelay(ns->sk);	/* buffers: inherited */
+		kiwi_sk_defaults(l, ns->sk);
 		kiwi_ep_get(l);
 		ep->listener = l;
-		ep->half_open = true;
+		ep->peer = peer;
+		WRITE_ONCE(ep->half_open, true);
 		ep->state = KIWI_EP_AWAIT_REQ;
 		kiwi_sk_assoc(ep, ns);
 		kiwi_sock_clamp(ep);
-		kiwi_ep_arm_timer(ep);
+		kiwi_ep_arm_first_byte(ep);
 		kiwi_ep_kick(ep, KIWI_EV_SOCK);
 		kiwi_ep_put(ep);	/* queued work and timer hold it */
 	}
@@ -692,6 +933,10 @@ static void kiwi_ep_on_sock(struct kiwi_ep *ep)
 
 static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
 {
+	if (ep->state == KIWI_EP_RTS) {
+		kiwi_ep_nudge(ep);
+		return;
+	}
 	if (ep->state != KIWI_EP_CLOSED) {
 		kiwi_ep_event(ep, "timeout", -ETIMEDOUT);
 		kiwi_stat_add(ep->kdev, KIWI_STAT_CM_TIMEOUT, 1);
@@ -702,6 +947,13 @@ static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
 		kiwi_active_fail(ep, -ETIMEDOUT, NULL, 0);
 		break;
 	case KIWI_EP_AWAIT_REQ:
+		kiwi_sk_release(ep, true);
+		ep->state = KIWI_EP_CLOSED;
+		break;
+	case KIWI_EP_RECVD_REQ:
+		/* No accept or reject in time: reset, end the iw_cm's hold. */
+		if (!kiwi_req_drop(ep))
+			break;	/* one is under way */
 		kiwi_sk_release(ep, true);
 		ep->state = KIWI_EP_CLOSED;
 		break;
@@ -782,6 +1034,8 @@ static void kiwi_ep_shut(struct kiwi_ep *ep)
 		kiwi_ep_cancel_timer(ep);
 		kiwi_sk_release(ep, true);
 		kiwi_cm_id_drop(ep);
+		if (ep->state == KIWI_EP_RECVD_REQ)
+			kiwi_req_drop(ep);
 		ep->state = KIWI_EP_CLOSED;
 		break;
 	}
@@ -867,6 +1121,7 @@ void kiwi_cm_exit(void)
 		kiwi_ep_put(ep);
 	}
 	destroy_workqueue(kiwi_cm_wq);
+	xa_destroy(&kiwi_req_xa);
 	if (!wait_event_timeout(kiwi_ep_freed, !atomic_read(&kiwi_ep_live),
 				10 * HZ))
 		WARN(1, "kiwi: %d connection endpoint(s) leaked\n",

@@ -83,6 +83,12 @@ struct kiwi_ep {
 	u16 rtr;			/* RTR message chosen (one bit) */
 	bool mk_rx;			/* our frame asks for markers */
 	bool mk_tx;			/* the peer's frame asked for them */
+	u32 req_id;			/* passive: its kiwi_req_xa cookie */
+	struct sockaddr_storage peer;	/* passive: the source address */
+	bool got_first;			/* passive: the first MPA byte came */
+	u8 rtr_nudges;			/* RTR repeats sent (kiwi_ep_nudge()) */
+	u64 rtr_rx_mark;		/* bytes received when RTS was reached */
+	u32 rtr_tx_mark;		/* and TCP's write_seq then */
 
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk);
@@ -104,6 +110,7 @@ int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
 		       enum iw_cm_event_type type, int status,
 		       const void *pd, u32 pd_len);
 int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr);
+struct kiwi_ep *kiwi_req_take(struct iw_cm_id *id);
 
 /* mpa.c: MPA frames and the TCP socket under them */
 u8 kiwi_mpa_flags(const struct kiwi_ep *ep);

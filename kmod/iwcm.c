@@ -144,12 +144,13 @@ static int kiwi_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *id,
 
 int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
-	struct kiwi_ep *ep = id->provider_data;
+	struct kiwi_ep *ep = kiwi_req_take(id);
 	int rv;
 
 	if (!ep)
-		return -EINVAL;
+		return -ECONNRESET;	/* timed out, or the device is gone */
 	mutex_lock(&ep->lock);
+	ep->req_id = 0;
 	rv = kiwi_accept_locked(ep, id, param);
 	kiwi_ep_event(ep, "accept", rv);
 	if (rv) {
@@ -160,7 +161,6 @@ int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		kiwi_ep_cancel_timer(ep);
 		kiwi_sk_release(ep, true);
 		ep->state = KIWI_EP_CLOSED;
-		id->provider_data = NULL;
 	} else {
 		kiwi_upcall(ep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 	}
@@ -171,11 +171,13 @@ int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 
 int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
 {
-	struct kiwi_ep *ep = id->provider_data;
+	struct kiwi_ep *ep = kiwi_req_take(id);
 
 	if (!ep)
-		return -EINVAL;
+		return 0;	/* reset already: timed out, or device gone */
 	mutex_lock(&ep->lock);
+	ep->req_id = 0;
+	kiwi_ep_cancel_timer(ep);
 	if (ep->state == KIWI_EP_RECVD_REQ && ep->sock) {
 		kiwi_ep_event(ep, "reject", 0);
 		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, pdata, pd_len);
@@ -184,7 +186,6 @@ int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
 	}
 	ep->state = KIWI_EP_CLOSED;
 	mutex_unlock(&ep->lock);
-	id->provider_data = NULL;
 	kiwi_ep_put(ep);	/* the CONNECT_REQUEST reference */
 	return 0;
 }

@@ -1483,14 +1483,15 @@ static void answer_read_rtr(uint32_t len)
 /*
  * A good reply (peer-to-peer if kiwi asked, the RTR kind kiwi prefers,
  * or with @rev1 an MPA revision 1 reply, which has no RTR at all): the
- * RTR agreed must come, and nothing else, then our FIN and kiwi's close.
+ * RTR agreed must come, and nothing else (but repeats of a WRITE RTR),
+ * then our FIN and kiwi's close.
  */
 static int rep_good(bool rev1, int secs)
 {
 	static uint8_t out[1024];
 	uint16_t rtr = rev1 ? 0 : rtr_offered();
 	uint32_t len;
-	int got;
+	int got, repeats;
 
 	if (rev1)
 		send_all(out, build_reply(out, KIWI_MPA_REV1, KIWI_MPA_FLAG_C,
@@ -1507,6 +1508,18 @@ static int rep_good(bool rev1, int secs)
 	if (rtr == KIWI_MPA_RTR_READ)
 		answer_read_rtr(0);
 	got = recv_fpdu(1000, &len);
+	/*
+	 * While we stay silent, kiwi repeats a zero-length WRITE RTR up to
+	 * 3 times (50, 300, 1500 ms after RTS: kmod/cm.c kiwi_ep_nudge(),
+	 * for a responder that missed the first); nothing else may come.
+	 */
+	for (repeats = 0; rtr == KIWI_MPA_RTR_WRITE && repeats < 3 &&
+	     got == KIWI_OP_WRITE &&
+	     len + KIWI_MPA_HDR_LEN == kiwi_hdr_len(got); repeats++)
+		got = recv_fpdu(2000, &len);
+	if (repeats)
+		printf("# kiwi repeated its zero-length WRITE RTR %d times\n",
+		       repeats);
 	if (got != GOT_TIMEOUT) {
 		printf("fpdu_peer: FAILED after the %s, kiwi sent %s (opcode %d, ULPDU %u)\n",
 		       rtr ? "RTR" : "revision 1 reply",

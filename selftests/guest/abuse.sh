@@ -302,6 +302,56 @@ case_handshakes() {
 	rping_test "after the handshake abuse" $SRV 4096 20
 }
 
+# One host holding silent connections must not lock out another: 40
+# from 10.91.0.1 (fpdu_peer -m hold, kept open) against a victim
+# listener on kiwi1, max_half_open=16; meanwhile rping from a second
+# address of kwa, 10.91.0.3, to another listener on kiwi1 must connect
+# and pass.  The per-source quota (max_half_open_per_source, at most
+# half the device's slots) leaves it room; before it, the first host
+# took all 16 and the rping was reset.  first_byte_ms=0 here, so the
+# held connections stay for the whole MPA timeout (10 s).
+case_src_quota() {
+	local P=/sys/module/kiwi/parameters hpid vpid spid rc=0 src why='' i
+	local port=7498
+	leak_mark
+	A ip addr add 10.91.0.3/24 dev kv0 || why="no second address"
+	echo 16 >$P/max_half_open
+	echo 0 >$P/first_byte_ms
+	B timeout 120 "$BIN/victim" -a $SRV -p $port -l 110 >"$TMPD/v" 2>&1 &
+	vpid=$!
+	B timeout 120 rping -s -a $SRV -p 7499 -V -C 5 -S 64 >"$TMPD/srv" 2>&1 &
+	spid=$!
+	wait_port $SRV $port && wait_port $SRV 7499 || why="listeners not up"
+	A timeout 100 "$BIN/fpdu_peer" -a $SRV -p $port -m hold -n 40 \
+		>"$TMPD/p" 2>&1 &
+	hpid=$!
+	for i in $(seq 1 40); do
+		grep -q '^held' "$TMPD/p" && break
+		sleep 0.25
+	done
+	grep -q '^held' "$TMPD/p" || why="${why:+$why; }the flood did not settle"
+	A timeout 60 rping -c -I 10.91.0.3 -a $SRV -p 7499 -V -C 5 -S 64 \
+		>"$TMPD/cli" 2>&1 || rc=1
+	wait $spid
+	src=$?
+	# Its children only: a subshell killed by USR1 would be reported
+	# by bash in the middle of the TAP output.
+	for i in $(pgrep -P $hpid); do
+		kill_tree "$i" USR1
+	done
+	wait $hpid
+	kill_tree $vpid
+	wait $vpid
+	echo 256 >$P/max_half_open
+	echo 2000 >$P/first_byte_ms
+	A ip addr del 10.91.0.3/24 dev kv0
+	[ $rc -eq 0 ] && [ $src -eq 0 ] || why="${why:+$why; }rping from 10.91.0.3: client $rc, server $src"
+	why="$why$(leak_left 15)"
+	grep -h 'connections:' "$TMPD/p" | sed 's/^# */# /'
+	verdict "hs_src_quota: 40 silent connections from one host (max_half_open=16) leave another host's rping to a different listener working${why:+ -- $why}" \
+		"$([ -z "$why" ] && echo 0 || echo 1)" "$TMPD/p" "$TMPD/cli" "$TMPD/srv"
+}
+
 # ---- kiwi as MPA initiator against a hostile responder ----
 
 RSPORT=7470
@@ -408,7 +458,7 @@ case_responder() {
 	to0=$(cat $P/mpa_timeout_ms)
 	echo 2000 >$P/mpa_timeout_ms
 	resp_batch \
-		"resp_ok|rep_ok|established|a good RFC 6581 reply: kiwi connects, sends its zero-length WRITE RTR and nothing else; the peer's FIN ends it|kiwi0 cm_established" \
+		"resp_ok|rep_ok|established|a good RFC 6581 reply: kiwi connects, sends its zero-length WRITE RTR (repeated while the peer is silent) and nothing else; the peer's FIN ends it|kiwi0 cm_established" \
 		"resp_rev1|rep_rev1|established|an MPA revision 1 reply (no RFC 6581 data) to a peer-to-peer request: kiwi connects and sends no RTR|" \
 		"resp_rtr_two|rep_rtr_two|rejected|a reply picking two RTR kinds: REJECTED, nothing kept|" \
 		"resp_silent|rep_silent|unreachable|a responder that never replies: UNREACHABLE by the MPA timeout (2 s), nothing kept|kiwi0 cm_timeouts" \
@@ -1182,6 +1232,7 @@ only peer_case resp_interleave 7409 "-R" "-m resp_interleave" \
 	"kiwi's RDMA READ answered in two FPDUs with the peer's SENDs between and after them (READ Responses and SENDs interleaved, as hardware sends them): the READ's data and both receives in place, no TERMINATE"
 only case_peer_scenarios
 only case_handshakes
+only case_src_quota
 only case_responder
 only case_markers
 only peer_case cq_overflow 7404 "" "" \

@@ -20,7 +20,8 @@
 #   qperf_*       qperf -cm1 (rdma_cm): rc_bw, rc_lat, rc_rdma_read_bw,
 #                 and with rfc7306_imm=1 rc_rdma_write_bw and
 #                 rc_rdma_write_lat (WRITE with immediate), 2 s each, a
-#                 figure reported (qperf checks no data)
+#                 figure above 0 and no error reported (qperf checks no
+#                 data)
 #   libfabric_msg fi_pingpong over libfabric's verbs provider, MSG
 #                 endpoints, every message size, with its data integrity
 #                 checks (-c)
@@ -142,9 +143,9 @@ case_qperf() {
 	for t in rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_lat; do
 		rc=0
 		A timeout 60 qperf -cm1 $SRV -t 2 $t >"$TMPD/qperf_$t.c" 2>&1 || rc=1
-		v=$(awk '/=/ { print $3, $4; exit }' "$TMPD/qperf_$t.c")
-		[ -n "$v" ] || rc=1
-		result "qperf_$t" $rc "qperf -cm1 $t (${v:-no figure})"
+		# A figure above 0 and no completion in error (lib.sh).
+		v=$(qperf_verdict "$TMPD/qperf_$t.c") || rc=1
+		result "qperf_$t" $rc "qperf -cm1 $t ($v)"
 	done
 	kill_tree $sp
 	wait $sp 2>/dev/null

@@ -52,12 +52,17 @@ setup() {
 	B rdma link add kiwi1 type kiwi netdev kv1
 }
 
-# A connect to a port without a listener must fail, not hang or crash.
+# A connect to a port without a listener must fail, not hang or crash:
+# refused quickly, by a REJECTED event (lib.sh refused_verdict).
 refused_test() {
-	if A timeout 60 rping -c -a $SRV -p 7999 -C 1 >"$TMPD/cli" 2>&1; then
-		notok "connect to a closed port is refused"
-	else
+	local t0=$SECONDS rc why
+	A timeout 60 rping -c -a $SRV -p 7999 -C 1 >"$TMPD/cli" 2>&1
+	rc=$?
+	if why=$(refused_verdict $rc $((SECONDS - t0)) "$TMPD/cli"); then
 		ok "connect to a closed port is refused"
+	else
+		notok "connect to a closed port is refused ($why)"
+		diag "$TMPD/cli"
 	fi
 }
 
@@ -156,14 +161,18 @@ ring_conn_test() {
 # Immediate Data message that finds no receive must draw the TERMINATE
 # for a missing buffer (DDP layer 1, untagged type 2, code 2) on op 12.
 # Then, with rfc7306_imm off, WRs with immediate data fail locally.
-# term_logged NAME WHAT: ok NAME if the kernel log has kiwi's
-# "terminating stream: WHAT" (op, layer, type and code of a TERMINATE).
+# term_logged NAME WHAT: ok NAME if, since the case's klog_mark, kiwi
+# logged "QP N: terminating stream: WHAT" (op, layer, type and code of a
+# TERMINATE) and its trace shows QP N sending that TERMINATE (lib.sh
+# term_found): an earlier case's line cannot satisfy it.
 term_logged() {
-	if dmesg | grep -q "terminating stream: $2"; then
+	klog_since "$TMPD/klog" "$TMPD/ktrace"
+	if term_found "$2" "$TMPD/klog" "$TMPD/ktrace"; then
 		ok "$1"
+		echo "# $1: QP $TERM_QPN"
 	else
 		notok "$1"
-		dmesg | grep "terminating stream" | diag
+		grep -h "terminating stream\|TERMINATE" "$TMPD/klog" "$TMPD/ktrace" | tail -n 20 | diag
 	fi
 }
 
@@ -171,6 +180,7 @@ imm_conn_test() {
 	local p=/sys/module/kiwi/parameters/rfc7306_imm
 	pair_bin imm_conn || return
 	echo Y >$p
+	klog_mark
 	pair_run 7177 "imm_conn: WRITE/SEND with immediate data, solicited, 20 in order, zero-length"
 	echo N >$p
 	term_logged "imm_conn: Immediate Data with no receive -> TERMINATE (DDP untagged, no buffer)" \
@@ -192,7 +202,7 @@ PYV_SKIPS=(
 
 # pyverbs_rdmacm: the suite's TAP lines re-numbered into ours.
 pyverbs_rdmacm() {
-	local args=() s line rest
+	local args=() s line rest rc why
 	for s in "${PYV_SKIPS[@]}"; do
 		args+=(--skip "$s")
 	done
@@ -203,6 +213,7 @@ pyverbs_rdmacm() {
 	}
 	timeout 900 /usr/bin/python3 "$GUEST_DIR/pyverbs_tap.py" \
 		--dev kiwi2 "${args[@]}" test_rdmacm >"$TMPD/pyv" 2>&1
+	rc=$?
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*)     rest=${line#ok }; ok "pyverbs.${rest#* }" ;;
@@ -212,33 +223,31 @@ pyverbs_rdmacm() {
 		*) echo "# $line" ;;
 		esac
 	done <"$TMPD/pyv"
+	# The run as a whole: it finished (exit 0, a crash or timeout is
+	# not), ran what it planned, and not everything skipped.
+	if why=$(tap_embed_verdict $rc "$TMPD/pyv"); then
+		ok "pyverbs: test_rdmacm ran whole ($(grep -cE '^ok [0-9]+ [^#]*$' "$TMPD/pyv") passed, $(grep -c ' # SKIP' "$TMPD/pyv") skipped)"
+	else
+		notok "pyverbs: test_rdmacm ran whole ($why)"
+	fi
 }
 
 # atomic_perf TOOL OP: perftest's ib_atomic_bw or ib_atomic_lat -A OP,
 # server on kiwi1.  perf_test's verdict (bandwidth column > 0) does not
 # fit 8-byte operations, whose MB/s rounds to 0.00: the figure checked
 # and reported is the message rate (Mpps, bw) or t_typical (usec, lat).
-# Runs whose clock calibration failed (all figures 0) or whose connect
-# was rejected are repeated, up to three in all, as perf_test does.
+# Runs lost to a known fault of perftest are repeated, as perf_test
+# does (lib.sh perf_run_retry: only with the evidence, each a RETRY).
 atomic_perf() {
-	local col=5 fig try
-	for try in 1 2 3; do
-		perf_run kiwi1 kiwi0 $SRV "$ITERS" "$1" -A "$2"
-		if grep -q "Correlation coefficient" "$TMPD/cli" "$TMPD/srv"; then
-			echo "# kiwi: $1: perftest clock calibration failed, run $try of 3"
-		elif [ -n "$PERF_REJECTED" ]; then
-			echo "# kiwi: $1: connect rejected before any data, run $try of 3"
-		else
-			break
-		fi
-	done
+	local col=5 fig
+	perf_run_retry "kiwi: $1 -A $2" kiwi1 kiwi0 $SRV "$ITERS" "$1" -A "$2"
 	fig=$(echo "$PERF_ROW" | awk -v c=$col '{ print $c }')
 	if [ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] &&
 	   awk -v f="$fig" 'BEGIN { exit !(f > 0) }'; then
 		ok "kiwi: $1 -A $2 ($([ "$1" = ib_atomic_lat ] &&
 			echo "t_typical $fig usec" || echo "$fig Mpps"))"
 	else
-		notok "kiwi: $1 -A $2 (rc $PERF_RC)"
+		notok "kiwi: $1 -A $2 (rc $PERF_RC, server $PERF_SRC)"
 		tail -n 12 "$TMPD/cli" "$TMPD/srv" | diag
 	fi
 }
@@ -266,6 +275,7 @@ atomic_conn_test() {
 	pair_bin atomic_conn || return
 	echo Y >$p
 	atomic_local "$PAIR_BIN" -a "rfc7306_atomics on -> atomic_cap IBV_ATOMIC_HCA"
+	klog_mark
 	pair_run 7179 "atomic_conn: fetch-add, cmp-swap hit/miss, 2 QPs x 500 on one counter, refusals"
 	for what in "access:0x02" "bounds:0x01"; do
 		term_logged "atomic_conn: refused atomic ($what) -> TERMINATE RDMAP protection" \
@@ -449,6 +459,7 @@ hw_test() {
 mw_conn_test() {
 	local what m
 	pair_bin mw_conn || return
+	klog_mark
 	pair_run 7181 "mw_conn: type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2, type 2 of a destroyed QP"
 	# The server exited with two windows bound in a region.
 	if [ -z "$(B rdma res show mr dev kiwi1 2>&1)" ]; then
@@ -511,21 +522,16 @@ mk_counters() {
 
 # mk_perf LABEL TOOL SIZE: perftest over rdma_cm (server kiwi1), judged
 # on the bandwidth or, for tiny messages whose MB/s rounds to 0.00, the
-# message rate; clock-calibration failures and rejected connects are
-# retried as perf_test does.
+# message rate; runs lost to a known fault of perftest are repeated as
+# perf_test does (perf_run_retry).
 mk_perf() {
-	local label=$1 tool=$2 size=$3 try
-	for try in 1 2 3; do
-		perf_run kiwi1 kiwi0 $SRV 200 "$tool" -s "$size"
-		grep -q "Correlation coefficient" "$TMPD/cli" "$TMPD/srv" ||
-			[ -n "$PERF_REJECTED" ] || break
-		echo "# $label: $tool: calibration failed or rejected, run $try of 3"
-	done
+	local label=$1 tool=$2 size=$3
+	perf_run_retry "$label: $tool -s $size" kiwi1 kiwi0 $SRV 200 "$tool" -s "$size"
 	if [ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] &&
 	   echo "$PERF_ROW" | awk '{ exit !($4 > 0 || $5 > 0) }'; then
 		ok "$label: $tool -s $size ($(echo "$PERF_ROW" | awk '{print $4 " MB/s, " $5 " Mpps"}'))"
 	else
-		notok "$label: $tool -s $size (rc $PERF_RC)"
+		notok "$label: $tool -s $size (rc $PERF_RC, server $PERF_SRC)"
 		tail -n 12 "$TMPD/cli" "$TMPD/srv" | diag
 	fi
 }
@@ -624,12 +630,14 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 		hw) hw_test ;;
 		markers) markers_test ;;
 		markers_smoke) markers_smoke ;;
+		refused) refused_test ;;
+		pyverbs) pyverbs_rdmacm ;;
 		rping) rping_test kiwi $SRV 4096 "$COUNT" ;;
 		perf)
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, rping, perf)" ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, refused, pyverbs, rping, perf)" ;;
 		esac
 	done
 	tap_end

@@ -18,7 +18,8 @@
 #
 # Cases (one TAP line each): bad_stag, oob_write, read_noaccess,
 # send_norecv, send_toolong, other_pd, qp_noread, read_sink_noaccess,
-# write_bad_lkey, kill_responder, kill_requester (see iwerr.c).  A case
+# write_bad_lkey, kill_responder, kill_requester (see iwerr.c), and
+# req_drop (a connection request the iw_cm never answers).  A case
 # that fails because of a known kiwi bug is "not ok ... # TODO <bug>".
 #
 # Output is TAP 13 with the plan line last; exit status 0 only if all pass.
@@ -39,7 +40,8 @@ START=$SECONDS
 
 todo()  { T=$((T + 1)); echo "not ok $T $1 # TODO $2"; }
 
-KTROUBLE='(^|[^A-Za-z0-9_])BUG([^A-Za-z0-9_]|$)|WARNING:|Oops|general protection fault|Call Trace:|UBSAN|KASAN|KFENCE|Redzone|Poison overwritten|Object padding|list_(add|del) corruption|refcount_t:|soft lockup|blocked for more than|unreferenced object'
+# Kernel trouble: the one list, selftests/vm/check-dmesg's.
+KTROUBLE=$("$ROOT/selftests/vm/check-dmesg" --regex)
 
 setup() {
 	[ -x "$IWERR" ] || { echo "$IWERR missing (make)"; return 1; }
@@ -235,6 +237,49 @@ run_case kill_responder - 137 0 \
 	"responder SIGKILLed mid-stream: requester sees flushes, QP ERR, DISCONNECTED"
 run_case kill_requester - 0 137 \
 	"requester SIGKILLed mid-stream: responder sees receives flushed, QP ERR, DISCONNECTED"
+
+# A connection request the iw_cm drops (cm_conn_req_handler(): when
+# iw_create_cm_id() fails it neither accepts nor rejects).  kiwi's
+# fault_drop_conn_req knob makes kiwi behave as if that happened to the
+# next request; accept_timeout_ms (3 s here) must then reset the
+# connection and free its endpoint: cm_endpoints back to 0 once the
+# listener is gone, where before the endpoint stayed until unload.
+req_drop_case() {
+	local P=/sys/module/kiwi/parameters n=none i spid rc mark l
+	if [ -n "$ONLY" ] && [[ ",$ONLY," != *",req_drop,"* ]]; then
+		return
+	fi
+	mapfile -t LOG < <(dmesg)
+	mark=${#LOG[@]}
+	# KIWI_REQ_TIMEOUT_MS=0 shows the behaviour before the timer.
+	echo "${KIWI_REQ_TIMEOUT_MS:-3000}" >$P/accept_timeout_ms
+	echo 1 >$P/fault_drop_conn_req
+	B timeout 60 rping -s -a $SRV -p 7399 -C 1 >"$TMPD/srv" 2>&1 &
+	spid=$!
+	wait_port $SRV 7399
+	# The requester waits out its MPA reply (mpa_timeout_ms) and fails.
+	A timeout 40 rping -c -a $SRV -p 7399 -C 1 >"$TMPD/cli" 2>&1
+	rc=$?
+	kill_tree $spid
+	wait $spid 2>/dev/null
+	for i in $(seq 1 40); do
+		n=$(cat $P/cm_endpoints)
+		[ "$n" = 0 ] && break
+		sleep 0.5
+	done
+	echo 0 >$P/fault_drop_conn_req
+	echo 120000 >$P/accept_timeout_ms
+	mapfile -t LOG < <(dmesg)
+	NEWLOG=("${LOG[@]:mark}")
+	if [ "$n" = 0 ] && [ $rc -ne 0 ] && ! has_line "$KTROUBLE"; then
+		ok "req_drop: a request the iw_cm dropped is reset after accept_timeout_ms, its endpoint freed (cm_endpoints 0)"
+	else
+		notok "req_drop: a request the iw_cm dropped is reset after accept_timeout_ms, its endpoint freed (cm_endpoints $n, requester exit $rc)"
+		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+		for l in "${NEWLOG[@]: -20}"; do echo "# $l"; done
+	fi
+}
+req_drop_case
 
 echo "# errors.sh: $((SECONDS - START)) s"
 exec {RFD}<&-

@@ -278,7 +278,7 @@ rping_test() {
 		[ $try = 1 ] || break
 		rping_exit_race $rc "$TMPD/cli" $src || rping_exit_race $src "$TMPD/srv" $rc ||
 			break
-		echo "# $name: rping's own exit race (client $rc, server $src), run again:"
+		echo "# RETRY $name -- rping's own exit race (rdma_get_cm_event: Bad file descriptor after DISCONNECT; client $rc, server $src)"
 		tail -n 3 "$TMPD/cli" "$TMPD/srv" | diag
 	done
 	pair_verdict "$name" $rc $src ||
@@ -286,9 +286,11 @@ rping_test() {
 }
 
 # perf_run SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: one perftest run over
-# rdma_cm; sets PERF_RC (the client's exit status), PERF_ROW (the result
-# row: the client's, for ib_send_bw the server's) and PERF_REJECTED (1 if
-# the client's connect was rejected).  With PERF_PIN set the client runs on
+# rdma_cm; sets PERF_RC (the client's exit status), PERF_SRC (the
+# server's) and PERF_ROW (the result row: the client's, for ib_send_bw
+# the server's).
+# The kiwi_cm trace events of the run are kept in $TMPD/perf.trace (the
+# evidence perf_retry_reason reads).  With PERF_PIN set the client runs on
 # CPU 0 and the server on CPU 1 (see interop.sh).
 perf_run() {
 	local sdev=$1 cdev=$2 addr=$3 iters=$4 tool=$5 pcli=() psrv=()
@@ -298,6 +300,7 @@ perf_run() {
 		pcli=(taskset -c 0)
 		psrv=(taskset -c 1)
 	fi
+	perf_trace_start
 	B timeout 300 "${psrv[@]}" "$tool" -R -d "$sdev" -F -n "$iters" "$@" \
 		>"$TMPD/srv" 2>&1 &
 	local spid=$!
@@ -307,13 +310,13 @@ perf_run() {
 	PERF_RC=$?
 	# A client rejected before connecting leaves the server waiting for
 	# its full timeout.
-	PERF_REJECTED=
 	if [ $PERF_RC -ne 0 ] &&
 	   grep -qs "RDMA_CM_EVENT_REJECTED" "$TMPD/cli"; then
-		PERF_REJECTED=1
 		pkill -x "$tool"
 	fi
 	wait $spid
+	PERF_SRC=$?
+	grep -hv '^#' $TR/trace >"$TMPD/perf.trace" 2>/dev/null
 	# Result rows start with the message size.  A SEND is complete at
 	# the sender once TCP has it, so ib_send_bw's figure that means
 	# something is the receiver's (the sender's can read 0.00).
@@ -322,36 +325,250 @@ perf_run() {
 	PERF_ROW=$(grep -E '^ +[0-9]+ +[0-9]+ +[0-9.]+' "$from" | tail -1)
 }
 
-# perf_test LABEL SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perftest
-# server on SRVDEV in kwb, client on CLIDEV in kwa; passes when the client
-# succeeds with a non-zero result (bandwidth or latency column 4).
-# perftest calibrates its clock first and, when the guest is starved of
-# CPU, fails that ("Correlation coefficient r^2 ... < 0.9") and reports
-# 0.00.  Rarely (about 1 in 100 back-to-back runs, cause not yet known)
-# the client's connect is rejected (-111) before any data moves.  Only
-# such runs are repeated, up to three in all, each with a note.
-perf_test() {
-	local label=$1 try
-	shift
+# perf_trace_start: kiwi's connection events recorded from now on, the
+# buffer emptied (nothing if kiwi is not loaded).
+perf_trace_start() {
+	mountpoint -q $TR || mount -t tracefs nodev $TR 2>/dev/null
+	[ -w $TR/events/kiwi/kiwi_cm/enable ] || return 0
+	echo 1 >$TR/events/kiwi/kiwi_cm/enable
+	echo >$TR/trace
+}
 
+# refused_unseen CLIDEV CLIENT_OUT TRACE: the perftest client's connect
+# was refused by TCP before any MPA exchange: it says
+# "RDMA_CM_EVENT_REJECTED; error: -111", and TRACE (kiwi_cm events of
+# the run) shows CLIDEV's endpoint going from "connect" to
+# "connect_failed status -111" with no "mpa_request_sent" between, and
+# no endpoint of CLIDEV refused after MPA.  This is perftest's, not
+# kiwi's: with -R (perftest 4.5-0.17) the client connects twice, the
+# server listening anew for the second connection only after the first
+# is done; a client that comes first finds no listener.  (soak.sh counts
+# the same evidence as "no_listener".)  A refusal by a kiwi listener,
+# an MPA reject or a reset all leave other traces and are not excused;
+# nor is any refusal when the client is not kiwi (no trace to show it).
+refused_unseen() {
+	grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$2" || return 1
+	awk -v dev="$1" '
+		$0 ~ "kiwi_cm: " dev " ep " {
+			for (i = 1; i < NF; i++) if ($i == "ep") ep = $(i + 1)
+			if ($0 ~ / connect status /) st[ep] = "c"
+			else if ($0 ~ / mpa_request_sent /) st[ep] = "m"
+			else if ($0 ~ / connect_failed status -111 /) {
+				if (st[ep] == "c") unseen = 1; else seen = 1
+			}
+		}
+		END { exit !(unseen && !seen) }' "$3"
+}
+
+# perf_retry_reason CLIDEV CLIENT_OUT SERVER_OUT TRACE RC SRC: may a
+# failed perftest run be repeated?  Prints the evidence and returns 0
+# only for the two known faults of the tool, never for a kiwi failure:
+#  - the race refused_unseen describes (the trace proves kiwi never
+#    sent an MPA request on the refused connection);
+#  - perftest's clock calibration ("Correlation coefficient r^2 < 0.9":
+#    the guest was starved of CPU while it timed itself, and every figure
+#    reads 0.00), only when the run otherwise succeeded: both sides
+#    exited 0 and neither complained of anything else.
+perf_retry_reason() {
+	local cdev=$1 cli=$2 srv=$3 trace=$4 rc=$5 src=$6
+	if refused_unseen "$cdev" "$cli" "$trace"; then
+		echo "connect refused by TCP before any MPA exchange ($cdev: connect -> connect_failed -111, no mpa_request_sent): perftest's server was not listening yet"
+		return 0
+	fi
+	if grep -q "Correlation coefficient" "$cli" "$srv" &&
+	   [ "$rc" -eq 0 ] && [ "$src" -eq 0 ] &&
+	   ! grep -v -e "Correlation coefficient" -e "Conflicting CPU frequency" "$cli" "$srv" |
+		grep -qiE "error|fail|couldn|unable|refused|reject|invalid|timeout|abort"; then
+		echo "perftest clock calibration failed (Correlation coefficient r^2 < 0.9), the run otherwise complete (client and server exit 0)"
+		return 0
+	fi
+	return 1
+}
+
+# perf_run_retry NAME SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perf_run,
+# repeated (three runs in all) only when perf_retry_reason excuses the
+# failed run; each repetition is a "# RETRY NAME -- reason" line, which
+# selftests/check counts in its summary.
+perf_run_retry() {
+	local name=$1 try why
+	shift
 	for try in 1 2 3; do
 		perf_run "$@"
-		if grep -q "Correlation coefficient" "$TMPD/cli" "$TMPD/srv"; then
-			echo "# $label: $5: perftest clock calibration failed, run $try of 3"
-		elif [ -n "$PERF_REJECTED" ]; then
-			echo "# $label: $5: connect rejected before any data, run $try of 3"
-		else
-			break
-		fi
+		why=$(perf_retry_reason "$2" "$TMPD/cli" "$TMPD/srv" "$TMPD/perf.trace" \
+			"$PERF_RC" "$PERF_SRC") || break
+		# A run that counts (figure above 0) needs no repetition.
+		[ "$PERF_RC" -ne 0 ] || [ "$PERF_SRC" -ne 0 ] || [ -z "$PERF_ROW" ] ||
+			! echo "$PERF_ROW" | awk '{ exit !($4 > 0 || $5 > 0) }' || break
+		[ $try -lt 3 ] || break
+		echo "# RETRY $name -- $why (run $try of 3)"
+		tail -n 4 "$TMPD/cli" "$TMPD/srv" | diag
 	done
+}
+
+# perf_test LABEL SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perftest
+# server on SRVDEV in kwb, client on CLIDEV in kwa; passes when the client
+# succeeds with a non-zero result (bandwidth or latency column 4).  Runs
+# lost to a known fault of perftest are repeated (perf_run_retry).
+perf_test() {
+	local label=$1
+	shift
+	perf_run_retry "$label: ${*:5}" "$@"
 	shift 4
 	if [ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] &&
 	   echo "$PERF_ROW" | awk '{ exit !($4 > 0) }'; then
 		ok "$label: $* ($(echo "$PERF_ROW" | awk '{print $4}'))"
+		[ "$PERF_SRC" -eq 0 ] || echo "# $label: $*: the perftest server exited $PERF_SRC"
 	else
-		notok "$label: $* (rc $PERF_RC)"
+		notok "$label: $* (rc $PERF_RC, server $PERF_SRC)"
 		tail -n 12 "$TMPD/cli" "$TMPD/srv" | diag
 	fi
+}
+
+# mpa_crc_test LABEL SRVADDR KIWIDEV WANT: what the MPA exchange settled
+# shows in "rdma -dd res show qp": while an rping (server in kwb at
+# SRVADDR, client in kwa) is connected, KIWIDEV's QP must have
+# drv_mpa_crc WANT (1: CRC on the wire, 0: none).
+mpa_crc_test() {
+	local label=$1 addr=$2 dev=$3 want=$4 attrs got i spid cpid
+	B timeout 60 rping -s -a "$addr" -p 7178 -C 1000000 -S 4096 >/dev/null 2>&1 &
+	spid=$!
+	wait_port "$addr" 7178
+	A timeout 60 rping -c -a "$addr" -p 7178 -C 1000000 -S 4096 -V >/dev/null 2>&1 &
+	cpid=$!
+	for i in $(seq 1 40); do
+		attrs=$(rdma -dd res show qp link "$dev/1" 2>/dev/null)
+		[[ $attrs == *"state RTS"* ]] && break
+		sleep 0.5
+	done
+	kill_tree $cpid
+	kill_tree $spid
+	wait $cpid $spid 2>/dev/null
+	got=$(sed -n 's/.*drv_mpa_crc \([01]\).*/\1/p' <<<"$attrs" | head -n 1)
+	if [ "$got" = "$want" ]; then
+		ok "$label: $dev's QP negotiated drv_mpa_crc $want"
+	else
+		notok "$label: $dev's QP negotiated drv_mpa_crc $want (got ${got:-no QP in RTS})"
+		echo "$attrs" | diag
+	fi
+}
+
+# ---- verdicts scoped to one case ----
+#
+# klog_mark: remember how far the kernel log goes and start kiwi's trace
+# anew (connection and TERMINATE events), so that the checks below see
+# only what the case in hand caused.  klog_since FILE TRACE: the kernel
+# log lines and trace events since klog_mark, into FILE and TRACE.
+klog_mark() {
+	KLOG_MARK=$(dmesg | wc -l)
+	[ ! -w $TR/events/kiwi/kiwi_terminate/enable ] ||
+		echo 1 >$TR/events/kiwi/kiwi_terminate/enable
+	perf_trace_start
+}
+klog_since() {
+	dmesg | tail -n +$((${KLOG_MARK:-0} + 1)) >"$1"
+	grep -hv '^#' $TR/trace >"$2" 2>/dev/null
+}
+
+# term_found WHAT KLOG TRACE: kiwi logged "QP N: terminating stream:
+# WHAT" (WHAT: "op O layer L type T code 0xCC") in KLOG and the trace
+# TRACE has that QP N sending the TERMINATE with the same layer, type and
+# code; sets TERM_QPN to N.  KLOG and TRACE cover only the case in hand
+# (klog_mark), so a line an earlier case left cannot satisfy it.
+term_found() {
+	local what=$1 l t c q
+	read -r _ _ _ l _ t _ c <<<"$what"
+	TERM_QPN=
+	while read -r q; do
+		if grep -qE "qp $q TERMINATE sent: layer $l type $t code $c\$" "$3"; then
+			# shellcheck disable=SC2034 # the callers' to show
+			TERM_QPN=$q
+			return 0
+		fi
+	done < <(sed -nE "s/.*QP ([0-9]+): terminating stream: $what( .*|)\$/\1/p" "$2")
+	return 1
+}
+
+# refused_verdict RC SECS OUT: an rping client's connect to a port with
+# no listener (exit status RC, after SECS seconds, output OUT) was
+# refused as it should be: quickly (within 15 s, not a timeout), by a
+# REJECTED connection event, and rping exited with its own error status
+# (rping's is 255; not a signal, 129-254, nor timeout's 124).  Prints
+# what was wrong otherwise.
+rc_died() { [ "$1" -eq 124 ] || { [ "$1" -gt 128 ] && [ "$1" -lt 255 ]; }; }
+refused_verdict() {
+	if [ "$1" -eq 0 ]; then
+		echo "the connect succeeded"
+	elif rc_died "$1"; then
+		echo "rping did not fail cleanly (exit $1: timeout or signal)"
+	elif [ "$2" -gt 15 ]; then
+		echo "the refusal took $2 s"
+	elif ! grep -q 'RDMA_CM_EVENT_REJECTED' "$3"; then
+		echo "no RDMA_CM_EVENT_REJECTED (exit $1)"
+	else
+		return 0
+	fi
+	return 1
+}
+
+# rping_during_verdict KIND CLIENT_RC SERVER_RC CLIENT_OUT SERVER_OUT: the
+# rping -V that ran across a network change.  KIND "keep": the change
+# keeps the connection (an MTU change), so both sides must exit 0.  KIND
+# "may_break": the connection may fail (link down, address removed), but
+# without a "data mismatch!" (rping -V compares every ping) and without
+# a crash (a signal); a side left waiting for a peer that vanished may
+# time out (124).  Prints what was wrong.
+rping_during_verdict() {
+	if grep -qs 'data mismatch' "$4" "$5"; then
+		echo "rping -V found a data mismatch"
+	elif [ "$1" = keep ] && { [ "$2" -ne 0 ] || [ "$3" -ne 0 ]; }; then
+		echo "rping failed (client $2, server $3) though the change keeps the connection"
+	elif { [ "$2" -gt 128 ] && [ "$2" -lt 255 ]; } || { [ "$3" -gt 128 ] && [ "$3" -lt 255 ]; }; then
+		echo "rping crashed (client $2, server $3)"
+	else
+		return 0
+	fi
+	return 1
+}
+
+# tap_embed_verdict RC TAPFILE: a TAP stream a script re-emits (pyverbs)
+# holds up: exit status RC 0, a plan, as many results as planned, and at
+# least one that ran rather than skipped.  Prints what was wrong.
+tap_embed_verdict() {
+	local plan n ran
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$2" | tail -n 1)
+	n=$(grep -cE '^(not )?ok [0-9]' "$2")
+	ran=$(grep -E '^(not )?ok [0-9]' "$2" | grep -cv ' # SKIP')
+	if [ -z "$plan" ]; then
+		echo "no TAP plan (exit $1, $n results)"
+	elif [ "$plan" -ne "$n" ]; then
+		echo "planned $plan, got $n results (exit $1)"
+	elif [ "$1" -ne 0 ]; then
+		echo "exit status $1"
+	elif [ "$ran" -eq 0 ]; then
+		echo "all $n results skipped: nothing ran"
+	else
+		return 0
+	fi
+	return 1
+}
+
+# qperf_verdict OUT: a qperf client's output shows a figure above 0 and
+# no error (qperf counts failed completions and goes on, printing
+# loc_send_errors and the like).  Prints the figure, or what was wrong.
+qperf_verdict() {
+	local v
+	v=$(awk '$1 ~ /(bw|latency|msg_rate)$/ && $2 == "=" { print $3, $4; exit }' "$1")
+	if [ -z "$v" ]; then
+		echo "no figure"
+	elif ! awk -v f="${v%% *}" 'BEGIN { exit !(f > 0) }'; then
+		echo "figure $v"
+	elif grep -qiE 'err|fail' "$1"; then
+		echo "errors: $(grep -iE 'err|fail' "$1" | head -n 2 | tr -s ' \n' ' ')"
+	else
+		echo "$v"
+		return 0
+	fi
+	return 1
 }
 
 # ---- NVMe over RDMA through kiwi (kernel-ulp.sh, faults.sh) ----

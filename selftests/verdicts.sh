@@ -1,0 +1,298 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#
+# selftests/verdicts.sh -- tests of the test suite's own verdicts, on the
+# host, in a second or two: every check that decides a guest result is
+# fed made-up input twice, once as a passing run looks and once broken
+# the way the check exists to catch (an injected kernel-log line, a data
+# mismatch, a stale log line, a timeout instead of a refusal...).  The
+# broken variant must fail the check, else the check could never fail.
+#
+#   selftests/verdicts.sh [BUILD]
+#
+# Output is TAP 13 with the plan line last; selftests/check runs it in
+# its host phase (results host.verdicts.*).  Exit status 0 iff all pass.
+set -u
+
+ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+BUILD=${1:-$ROOT/build}
+CHECK_DMESG=$ROOT/selftests/vm/check-dmesg
+
+# lib.sh's verdict helpers, as the guest scripts use them.  Nothing here
+# touches the host's tracing or network: mountpoint is stubbed so that
+# perf_trace_start never mounts anything, TR points at a scratch copy.
+. "$ROOT/selftests/guest/lib.sh"
+W=$TMPD
+TR=$W/tracing
+mkdir -p "$TR"
+mountpoint() { return 0; }
+
+N=0 BAD=0
+pass() { N=$((N + 1)); echo "ok $N $1"; }
+fail() { N=$((N + 1)); BAD=$((BAD + 1)); echo "not ok $N $1"; }
+
+# expect pass|fail NAME CMD...: CMD's exit status says pass (0) or fail
+# (non-zero) as expected.
+expect() {
+	local want=$1 name=$2 out got first
+	shift 2
+	if out=$("$@" 2>&1); then got=pass; else got=fail; fi
+	first=$(grep -v -e '^TAP version' -e '^$' <<<"$out" | head -n 1 | cut -c1-100)
+	if [ "$got" = "$want" ]; then
+		pass "$name: $want${first:+ ($first)}"
+	else
+		fail "$name: wanted $want, got $got"
+		head -n 10 <<<"$out" | diag
+	fi
+}
+
+echo "TAP version 13"
+
+# ---- the kernel-log pattern list (check-dmesg, and --regex for the
+# per-case scans) --------------------------------------------------------
+cat >"$W/clean" <<'EOF'
+[    0.000000] Linux version 6.1.0-41-amd64 (debian-kernel@lists.debian.org)
+[    0.000000] Command line: console=ttyS0 loglevel=5 sysctl.kernel.hung_task_timeout_secs=30 rdinit=/init
+[    0.010000] Kernel command line: console=ttyS0 loglevel=5 sysctl.kernel.hung_task_timeout_secs=30 rdinit=/init
+[    0.512000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15682)
+[    0.513000] KernelAddressSanitizer initialized (generic)
+[    0.514000] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar
+[    3.100000] kiwi: loading out-of-tree module taints kernel.
+[    3.200000] rcu: Hierarchical SRCU implementation.
+[    9.000000] traps: rping[412] trap invalid opcode ip:7f0000001000 sp:7ffd00000000 error:0 in libc.so.6
+[    9.100000] traps: qperf[413] general protection fault ip:7f0000001000 sp:7ffd00000000 error:0 in qperf
+[   12.000000] kiwi: QP 3: terminating stream: op 12 layer 1 type 2 code 0x02 (ctrl 410c len 40)
+EOF
+expect pass "check-dmesg: a clean boot (command line, sanitizer banners, user-space traps) passes" \
+	"$CHECK_DMESG" "$W/clean"
+re=$("$CHECK_DMESG" --regex)
+# Each line as the kernel prints it, without the "WARNING:"/"BUG:" that
+# a broader pattern would catch anyway: the specific pattern must.
+while IFS='|' read -r what line; do
+	{ cat "$W/clean"; echo "[   13.000000] $line"; } >"$W/dirty"
+	expect fail "check-dmesg: $what fails the run" "$CHECK_DMESG" "$W/dirty"
+	if [[ "[   13.000000] $line" =~ $re ]]; then
+		pass "check-dmesg --regex (per-case scans): $what caught"
+	else
+		fail "check-dmesg --regex (per-case scans): $what not caught"
+	fi
+done <<'EOF'
+invalid opcode|invalid opcode: 0000 [#1] PREEMPT SMP NOPTI
+kernel BUG at|kernel BUG at drivers/infiniband/core/iwcm.c:969!
+divide error|divide error: 0000 [#1] PREEMPT SMP NOPTI
+int3|int3: 0000 [#1] PREEMPT SMP NOPTI
+unregister_netdevice|unregister_netdevice: waiting for kv0 to become free. Usage count = 2
+kiwi CRC self-check|kiwi: CRC32c implementations disagree, using crypto
+KASAN|KASAN: slab-use-after-free in kiwi_rx_step+0x12/0x340 [kiwi]
+UBSAN|UBSAN: array-index-out-of-bounds in kmod/rx.c:120:9
+lockdep circular|possible circular locking dependency detected
+lockdep recursive|possible recursive locking detected
+lockdep inconsistent|inconsistent lock state
+sleeping in atomic|sleeping function called from invalid context at kernel/locking/mutex.c:580
+kmemleak|kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)
+RCU lockdep|suspicious RCU usage
+hung task|INFO: task kworker/u4:2:88 blocked for more than 30 seconds.
+WARN_ON|WARNING: CPU: 1 PID: 88 at kmod/qp.c:412 kiwi_qp_modify+0x1/0x2 [kiwi]
+EOF
+expect pass "vm/run: guests boot with hung_task_timeout_secs=30" \
+	grep -q 'sysctl.kernel.hung_task_timeout_secs=30' "$ROOT/selftests/vm/run"
+for f in suite.sh errors.sh; do
+	# shellcheck disable=SC2016 # the literal line
+	expect pass "$f: per-case scan uses check-dmesg's list" \
+		grep -q 'KTROUBLE=$("$ROOT/selftests/vm/check-dmesg" --regex)' "$ROOT/selftests/guest/$f"
+done
+
+# ---- perftest retries only on evidence (lib.sh perf_retry_reason) ------
+echo "RDMA_CM_EVENT_REJECTED; error: -111" >"$W/rej"
+echo "RDMA_CM_EVENT_REJECTED; error: -104" >"$W/reset"
+: >"$W/empty"
+ep='ib_write_bw-200 [001] ..... 41.5: kiwi_cm: kiwi0 ep 00000000deadbeef qp 0'
+printf '%s connect status 0 10.91.0.1:0 -> 10.91.0.2:18515\n%s connect_failed status -111 10.91.0.1:0 -> 10.91.0.2:18515\n' \
+	"$ep" "$ep" >"$W/unseen"
+printf '%s connect status 0 x -> y\n%s mpa_request_sent status 0 x -> y\n%s connect_failed status -111 x -> y\n' \
+	"$ep" "$ep" "$ep" >"$W/seen"
+expect pass "perf retry: refused before MPA, trace proves it (perftest's race)" \
+	perf_retry_reason kiwi0 "$W/rej" "$W/empty" "$W/unseen" 1 1
+expect fail "perf retry: refused after kiwi sent its MPA request is not retried" \
+	perf_retry_reason kiwi0 "$W/rej" "$W/empty" "$W/seen" 1 1
+expect fail "perf retry: refused with no kiwi trace (non-kiwi client) is not retried" \
+	perf_retry_reason siw1 "$W/rej" "$W/empty" "$W/unseen" 1 1
+expect fail "perf retry: a reset (-104) is not retried" \
+	perf_retry_reason kiwi0 "$W/reset" "$W/empty" "$W/unseen" 1 1
+echo "Correlation coefficient r^2: 0.52 < 0.9" >"$W/calib"
+{ cat "$W/calib"; echo " Failed to complete run"; } >"$W/calibfail"
+expect pass "perf retry: calibration miss in an otherwise complete run" \
+	perf_retry_reason kiwi0 "$W/calib" "$W/empty" "$W/empty" 0 0
+expect fail "perf retry: calibration miss with a failed client is not retried" \
+	perf_retry_reason kiwi0 "$W/calib" "$W/empty" "$W/empty" 1 0
+expect fail "perf retry: calibration miss with a failed server is not retried" \
+	perf_retry_reason kiwi0 "$W/calib" "$W/empty" "$W/empty" 0 1
+expect fail "perf retry: calibration miss with another error is not retried" \
+	perf_retry_reason kiwi0 "$W/calibfail" "$W/empty" "$W/empty" 0 0
+expect fail "perf retry: a plain failure is not retried" \
+	perf_retry_reason kiwi0 "$W/empty" "$W/empty" "$W/empty" 1 0
+
+# ---- TERMINATE checks scoped to the case (klog_mark, term_found) -------
+dmesg() { cat "$W/dmesg"; }
+what="op 12 layer 1 type 2 code 0x02"
+echo "[ 10.0] kiwi: QP 3: terminating stream: $what (ctrl 410c len 40)" >"$W/dmesg"
+klog_mark
+echo "[ 11.0] kiwi: QP 7: terminating stream: op 12 layer 1 type 2 code 0x02 (ctrl 410c len 40)" >>"$W/dmesg"
+echo "kiwi_terminate: kiwi1 qp 7 TERMINATE sent: layer 1 type 2 code 0x02" >"$TR/trace"
+klog_since "$W/klog" "$W/ktrace"
+expect pass "term_found: this case's QP logged and sent the TERMINATE" \
+	term_found "$what" "$W/klog" "$W/ktrace"
+: >"$W/dmesg.new"
+echo "[ 10.0] kiwi: QP 3: terminating stream: $what (ctrl 410c len 40)" >"$W/dmesg"
+klog_mark
+klog_since "$W/klog" "$W/ktrace"
+expect fail "term_found: a line from before the case's mark does not count" \
+	term_found "$what" "$W/klog" "$W/ktrace"
+echo "[ 11.0] kiwi: QP 7: terminating stream: $what (ctrl 410c len 40)" >>"$W/dmesg"
+echo "kiwi_terminate: kiwi1 qp 8 TERMINATE sent: layer 1 type 2 code 0x02" >"$TR/trace"
+klog_since "$W/klog" "$W/ktrace"
+expect fail "term_found: another QP's TERMINATE does not count" \
+	term_found "$what" "$W/klog" "$W/ktrace"
+echo "kiwi_terminate: kiwi1 qp 7 TERMINATE sent: layer 1 type 2 code 0x01" >"$TR/trace"
+klog_since "$W/klog" "$W/ktrace"
+expect fail "term_found: a TERMINATE with another code does not count" \
+	term_found "$what" "$W/klog" "$W/ktrace"
+unset -f dmesg
+
+# ---- the closed-port refusal (refused_verdict) -------------------------
+echo "cma event RDMA_CM_EVENT_REJECTED, error -111" >"$W/refused"
+echo "cma event RDMA_CM_EVENT_UNREACHABLE, error -110" >"$W/unreach"
+expect pass "refused: a quick REJECTED" refused_verdict 255 1 "$W/refused"
+expect fail "refused: a 60 s timeout is no refusal" refused_verdict 124 60 "$W/empty"
+expect fail "refused: a crash (SIGSEGV) is no refusal" refused_verdict 139 1 "$W/refused"
+expect fail "refused: a slow refusal" refused_verdict 255 40 "$W/refused"
+expect fail "refused: UNREACHABLE is no refusal" refused_verdict 255 1 "$W/unreach"
+expect fail "refused: a connect that works" refused_verdict 0 1 "$W/empty"
+
+# ---- the rping -V across a network change (faults.sh) ------------------
+echo "data mismatch!" >"$W/mismatch"
+expect pass "during: MTU change, both sides pass" \
+	rping_during_verdict keep 0 0 "$W/empty" "$W/empty"
+expect fail "during: MTU change, the rping fails" \
+	rping_during_verdict keep 255 0 "$W/empty" "$W/empty"
+expect pass "during: link bounce, a clean failure" \
+	rping_during_verdict may_break 255 255 "$W/empty" "$W/empty"
+expect fail "during: link bounce, a data mismatch" \
+	rping_during_verdict may_break 255 0 "$W/mismatch" "$W/empty"
+expect fail "during: link bounce, rping crashed (SIGSEGV)" \
+	rping_during_verdict may_break 139 0 "$W/empty" "$W/empty"
+expect pass "during: link bounce, the server waits out its timeout" \
+	rping_during_verdict may_break 255 124 "$W/empty" "$W/empty"
+expect fail "during: MTU change, the server times out" \
+	rping_during_verdict keep 0 124 "$W/empty" "$W/empty"
+expect fail "during: MTU change, a mismatch even with exit 0" \
+	rping_during_verdict keep 0 0 "$W/mismatch" "$W/empty"
+
+# ---- pyverbs runs judged whole (tap_embed_verdict) ---------------------
+printf 'TAP version 13\nok 1 a\nok 2 b # SKIP no mcast\n1..2\n' >"$W/tap_ok"
+printf 'TAP version 13\nok 1 a # SKIP x\nok 2 b # SKIP y\n1..2\n' >"$W/tap_allskip"
+printf 'TAP version 13\nTraceback (most recent call last):\nImportError: x\n' >"$W/tap_crash"
+printf 'TAP version 13\nok 1 a\n1..4\n' >"$W/tap_short"
+expect pass "pyverbs: a whole run" tap_embed_verdict 0 "$W/tap_ok"
+expect fail "pyverbs: every test skipped" tap_embed_verdict 0 "$W/tap_allskip"
+expect fail "pyverbs: crashed before the first test" tap_embed_verdict 1 "$W/tap_crash"
+expect fail "pyverbs: fewer results than planned" tap_embed_verdict 0 "$W/tap_short"
+expect fail "pyverbs: non-zero exit" tap_embed_verdict 1 "$W/tap_ok"
+if command -v python3 >/dev/null; then
+	# pyverbs_tap.py's own verdict: a suite whose every test skips.
+	mkdir -p "$W/suite"
+	cat >"$W/suite/args_parser.py" <<'EOF'
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument('--dev')
+EOF
+	cat >"$W/suite/base.py" <<'EOF'
+class RDMATestCase:
+    def _get_ip_mac(self, *a):
+        pass
+EOF
+	cat >"$W/suite/test_x.py" <<'EOF'
+import unittest
+class T(unittest.TestCase):
+    def test_a(self):
+        self.skipTest('no net interface')
+EOF
+	expect fail "pyverbs_tap.py: every test skipped -> exit 1" \
+		python3 "$ROOT/selftests/guest/pyverbs_tap.py" --dev x --suite "$W/suite" test_x
+	sed -i 's/self.skipTest.*/pass/' "$W/suite/test_x.py"
+	expect pass "pyverbs_tap.py: a test that ran -> exit 0" \
+		python3 "$ROOT/selftests/guest/pyverbs_tap.py" --dev x --suite "$W/suite" test_x
+fi
+
+# ---- qperf's figures (apps.sh qperf_verdict) ---------------------------
+printf 'rc_bw:\n    bw  =  1.2 GB/sec\n' >"$W/q_ok"
+printf 'rc_bw:\n    bw  =  0 bytes/sec\n' >"$W/q_zero"
+printf 'rc_bw:\n    loc_send_errors  =  3\n    bw  =  1.2 GB/sec\n' >"$W/q_err"
+printf 'rc_bw:\nfailed to connect\n' >"$W/q_none"
+expect pass "qperf: a figure above 0" qperf_verdict "$W/q_ok"
+expect fail "qperf: 0 bytes/sec" qperf_verdict "$W/q_zero"
+expect fail "qperf: completion errors counted" qperf_verdict "$W/q_err"
+expect fail "qperf: no figure" qperf_verdict "$W/q_none"
+
+# ---- interop: the CRC that was negotiated (mpa_crc_test) ---------------
+# rdma's view of the QP is made up; the namespaces and rping are stubbed.
+crc_case() {	# crc_case WANT SHOWN: mpa_crc_test's verdict when rdma shows SHOWN
+	(
+		A() { :; }; B() { :; }; wait_port() { :; }; kill_tree() { :; }
+		rdma() { echo "link kiwi0/1 lqpn 3 type RC state RTS drv_mpa_crc $SHOWN drv_large_fpdu 0"; }
+		SHOWN=$2 T=0 NFAIL=0
+		mpa_crc_test "interop" 10.93.0.2 kiwi0 "$1" >/dev/null
+		[ "$NFAIL" -eq 0 ]
+	)
+}
+expect pass "interop crc: CRC requested and negotiated" crc_case 1 1
+expect fail "interop crc: a crc round that ran without CRC" crc_case 1 0
+expect fail "interop nocrc: a nocrc round that ran with CRC" crc_case 0 1
+
+# ---- provider device tests run where a device exists -------------------
+eval "$(sed -n '/^gtest_tap() {/,/^}/p' "$ROOT/selftests/guest/suite.sh")"
+cat >"$W/fake_gtest" <<'EOF'
+#!/bin/sh
+echo "[ RUN      ] Device.BoundToKiwiProvider"
+echo "[       OK ] Device.BoundToKiwiProvider (3 ms)"
+echo "[ RUN      ] Device.SrqLifecycle"
+echo "[  SKIPPED ] Device.SrqLifecycle (0 ms)"
+echo "[  SKIPPED ] Device.SrqLifecycle"
+EOF
+chmod +x "$W/fake_gtest"
+gtest_tap "$W/fake_gtest" >"$W/gt" 2>&1
+expect pass "gtest_tap: a passing case is ok" grep -qx 'ok 1 Device.BoundToKiwiProvider' "$W/gt"
+expect pass "gtest_tap: a skipped device test fails in the guest" \
+	grep -q '^not ok 2 Device.SrqLifecycle' "$W/gt"
+expect pass "gtest_tap: the summary's repeat is not counted twice" grep -qx '1..2' "$W/gt"
+expect fail "ctest: provider device tests not registered on the host (no device)" \
+	grep -q 'gtest_discover_tests(kiwi_provider_device_tests)' "$ROOT/provider/tests/CMakeLists.txt"
+if [ -f "$BUILD/CTestTestfile.cmake" ]; then
+	expect fail "ctest -N: no Device.* case" \
+		sh -c "ctest --test-dir '$BUILD' -N | grep -q 'Device\\.'"
+fi
+
+# ---- the summary and CI's reading of it --------------------------------
+printf 'PASS\ta\t\nSKIP\tb\tno device\nTODO\tc\tknown bug\nFAIL\td\t\nHARNESS\tguest.boot_1\t\nRETRY\tdatapath.x\tperftest race\nSKIP\tphase.fuzz\tleft out by KIWI_CHECK_SKIP\n' >"$W/results"
+"$ROOT/selftests/summary" "$W/results" >"$W/sum" 2>&1
+last=$(tail -n 1 "$W/sum")
+before=$(tail -n 2 "$W/sum" | head -n 1)
+expect pass "summary: passed counts PASS only, skips apart ($last)" \
+	test "$last" = "1 passed, 1 failed, 2 skipped"
+expect pass "summary: known bugs, harness faults, retries, left-out phases named" \
+	test "$before" = "1 known bugs, 1 harness faults, 1 retries; phases left out: fuzz"
+printf 'PASS\ta\t\nSKIP\tb\t\n' >"$W/results_ok"
+expect pass "summary: exit 0 without failures" "$ROOT/selftests/summary" "$W/results_ok"
+expect fail "summary: exit 1 with a failure" "$ROOT/selftests/summary" "$W/results"
+eval "$(grep -E '^(SUMMARY_RE|COUNTS_RE)=' "$ROOT/.ci/run")"
+matches() { [[ $1 =~ $2 ]]; }
+expect pass ".ci/run: SUMMARY_RE takes the last line" matches "$last" "$SUMMARY_RE"
+expect pass ".ci/run: COUNTS_RE takes the line before" matches "$before" "$COUNTS_RE"
+expect fail ".ci/run: the old 'N passed, N failed' (skips in passed) is no summary" \
+	matches "3 passed, 1 failed" "$SUMMARY_RE"
+expect pass "check: a RETRY line in guest TAP is recorded" \
+	grep -q '"# RETRY "\*" -- "\*)' "$ROOT/selftests/check"
+
+echo "1..$N"
+rm -rf "$TMPD"
+[ "$BAD" -eq 0 ]
