@@ -44,11 +44,6 @@ int Mapping::map(int fd, uint64_t offset, uint64_t len) noexcept
 		return errno;
 	addr_ = static_cast<std::byte *>(p);
 	len_ = len;
-	// A forked child must not share the parent's queues: it would post
-	// into and reap from the parent's QPs and CQs (as a provider's rings
-	// do not follow fork anywhere else either).  Best effort, as
-	// ibv_fork_init() is: a kernel refusing it changes nothing else.
-	(void)madvise(p, len, MADV_DONTFORK);
 	return 0;
 }
 
