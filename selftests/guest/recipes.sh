@@ -22,7 +22,12 @@
 #
 # Blocks of a recipe run in the guide's order; at its end its background
 # blocks must have exited 0.  `sudo` runs its arguments (we are root; the
-# guest may have no sudo).  Output: each block's commands and output, and
+# guest may have no sudo).  The guest installs nothing and has no systemd:
+# `apt install PKG...` passes only if every PKG is installed already (the
+# test set has it), and `systemctl start|restart|stop nfs-server` does
+# what Debian's nfs-server.service and the units it wants do (proc-fs-
+# nfsd.mount, rpcbind, nfs-mountd, nfsdcld; exportfs -r, rpc.nfsd, which
+# reads /etc/nfs.conf); any other use of either fails.  Output: each block's commands and output, and
 # per recipe one line "recipe: PASS NAME (...)" or "recipe: FAIL NAME: ...".
 # Exit status 1 if any recipe failed.
 set -u
@@ -31,7 +36,48 @@ DOC=${1:?usage: recipes.sh USER-GUIDE.md}
 W=$(mktemp -d /tmp/recipes.XXXXXX)
 mkdir -p "$W/bin"
 printf '#!/bin/sh\nexec "$@"\n' >"$W/bin/sudo"
-chmod 755 "$W/bin/sudo"
+cat >"$W/bin/apt" <<'SH'
+#!/bin/sh
+# recipes.sh's apt: the guest installs nothing; PKGs must be there.
+[ "$1" = install ] || { echo "recipes: apt $1: not emulated" >&2; exit 1; }
+shift
+for p in "$@"; do
+	case $p in -*) continue ;; esac
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		{ echo "recipes: package $p is not installed in the guest" >&2; exit 1; }
+done
+echo "recipes: apt install $*: already installed"
+SH
+cat >"$W/bin/systemctl" <<'SH'
+#!/bin/sh
+# recipes.sh's systemctl: the guest has no systemd.  nfs-server only, as
+# Debian's units start and stop it.
+unit=${2%.service}
+[ "$unit" = nfs-server ] || { echo "recipes: systemctl $*: not emulated" >&2; exit 1; }
+stop() {
+	rpc.nfsd 0 2>/dev/null; exportfs -au; exportfs -f
+	pkill -x rpc.mountd; pkill -x nfsdcld; pkill -x rpcbind
+	sleep 0.5
+}
+case $1 in
+stop) stop ;;
+start|restart)
+	[ "$1" = start ] || stop
+	set -e
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
+	mkdir -p /var/lib/nfs/rpc_pipefs
+	mountpoint -q /var/lib/nfs/rpc_pipefs ||
+		mount -t rpc_pipefs sunrpc /var/lib/nfs/rpc_pipefs
+	mkdir -p /run/rpcbind
+	pgrep -x rpcbind >/dev/null || rpcbind -w
+	pgrep -x nfsdcld >/dev/null || nfsdcld
+	exportfs -r
+	pgrep -x rpc.mountd >/dev/null || rpc.mountd
+	rpc.nfsd ;;
+*) echo "recipes: systemctl $1: not emulated" >&2; exit 1 ;;
+esac
+SH
+chmod 755 "$W/bin/sudo" "$W/bin/apt" "$W/bin/systemctl"
 export PATH=$W/bin:$PATH
 FAILED=0
 
@@ -64,11 +110,20 @@ env_up() {
 		ip link add eth0 type dummy && ip link add eth1 type dummy &&
 		ip addr add 192.0.2.1/24 dev eth0 && ip addr add 192.0.2.2/24 dev eth1 &&
 		ip link set eth0 up && ip link set eth1 up &&
-		{ mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config; } ;;
+		{ modprobe configfs; mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config; } &&
+		srv_fs ;;
 	*) echo "unknown environment $1"; return 1 ;;
 	esac
 }
+# /srv on a file system of its own, as on a machine: the guest's root is
+# an overlay, which nfsd does not export.
+srv_fs() {
+	mountpoint -q /srv && return 0
+	modprobe loop; truncate -s 128M "$W/srv.img" && mkfs.ext4 -q -F "$W/srv.img" &&
+		mount -o loop "$W/srv.img" /srv
+}
 env_down() {
+	mountpoint -q /srv && umount /srv
 	ip netns delete server 2>/dev/null
 	ip netns delete client 2>/dev/null
 	ip link delete eth0 2>/dev/null
