@@ -15,7 +15,8 @@
 #                  in client (two machines, as the guide describes them)
 #       one-host   both roles in the initial namespace, on dummy interfaces
 #                  eth0 192.0.2.1/24 and eth1 192.0.2.2/24 (kernel services,
-#                  NVMe over RDMA, live in the initial namespace only)
+#                  NVMe over RDMA, NFS, iSER, live in the initial namespace
+#                  only); /srv on ext4, the system bus and iscsid running
 #   <!-- run NAME ROLE [bg] -->    the next ```sh block: run by ROLE (local,
 #                  server or client) with bash -e; bg: in the background,
 #                  the next block starting once it listens on a new TCP port
@@ -111,7 +112,7 @@ env_up() {
 		ip addr add 192.0.2.1/24 dev eth0 && ip addr add 192.0.2.2/24 dev eth1 &&
 		ip link set eth0 up && ip link set eth1 up &&
 		{ modprobe configfs; mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config; } &&
-		srv_fs ;;
+		srv_fs && machine_daemons ;;
 	*) echo "unknown environment $1"; return 1 ;;
 	esac
 }
@@ -122,7 +123,23 @@ srv_fs() {
 	modprobe loop; truncate -s 128M "$W/srv.img" && mkfs.ext4 -q -F "$W/srv.img" &&
 		mount -o loop "$W/srv.img" /srv
 }
+# What a Debian machine runs for the guide's services and the guest (no
+# systemd, no udev) does not: the system bus (targetcli asks it for
+# tcmu-runner's handlers at start), iscsid (socket-activated there) and
+# sd_mod (loaded by udev for a new SCSI disk).
+machine_daemons() {
+	modprobe sd_mod
+	if command -v dbus-daemon >/dev/null && ! pgrep -x dbus-daemon >/dev/null; then
+		mkdir -p /run/dbus && dbus-daemon --system --fork || return 1
+	fi
+	if command -v iscsid >/dev/null && ! pgrep -x iscsid >/dev/null; then
+		mkdir -p /run/lock/iscsi && iscsid || return 1
+	fi
+	return 0
+}
 env_down() {
+	pkill -x iscsid
+	pkill -x dbus-daemon
 	mountpoint -q /srv && umount /srv
 	ip netns delete server 2>/dev/null
 	ip netns delete client 2>/dev/null
