@@ -274,16 +274,35 @@ link_unit() {
 # one TAP line per recipe, its commands' output as diagnostics if it fails.
 user_guide_recipes() {
 	local verdict rest n=0
-	timeout 1200 bash "$TMPD/recipes.sh" "$TMPD/user-guide.md" >"$TMPD/recipes.out" 2>&1
+	# Live as diagnostics too: a guest cut off by its timeout still shows
+	# how far the recipes got.
+	timeout 1200 bash "$TMPD/recipes.sh" "$TMPD/user-guide.md" 2>&1 |
+		tee "$TMPD/recipes.out" | sed -u 's/^/# recipes: /'
+	# The last verdict of each recipe counts: a RETRY line (with its
+	# evidence, see recipes.sh) supersedes the failure before it.
+	local -A last=()
+	local order=() name
 	while read -r _ verdict rest; do
+		name=${rest%% *}
+		name=${name%:}
+		if [ "$verdict" = RETRY ]; then
+			echo "# RETRY user_guide_recipe_$name -- ${rest#* -- }"
+			continue
+		fi
+		[ -n "${last[$name]+set}" ] || order+=("$name")
+		last[$name]="$verdict $rest"
+	done < <(grep '^recipe: ' "$TMPD/recipes.out")
+	for name in "${order[@]}"; do
 		n=$((n + 1))
+		verdict=${last[$name]%% *}
+		rest=${last[$name]#* }
 		if [ "$verdict" = PASS ]; then
 			ok "user guide recipe $rest"
 		else
 			notok "user guide recipe $rest"
-			sed -n "/^=== recipe ${rest%% *}\$/,/^recipe: /p" "$TMPD/recipes.out" | tail -n 30 | diag
+			sed -n "/^=== recipe $name\$/,/^recipe: /p" "$TMPD/recipes.out" | tail -n 30 | diag
 		fi
-	done < <(grep '^recipe: ' "$TMPD/recipes.out")
+	done
 	[ "$n" -gt 0 ] || { notok "user guide recipes: none ran"; tail -n 20 "$TMPD/recipes.out" | diag; }
 }
 

@@ -123,6 +123,16 @@ srv_fs() {
 	modprobe loop; truncate -s 128M "$W/srv.img" && mkfs.ext4 -q -F "$W/srv.img" &&
 		mount -o loop "$W/srv.img" /srv
 }
+# nvmet's configfs emptied: port links, ports, namespaces, subsystems.
+nvmet_clear() {
+	local c=/sys/kernel/config/nvmet l
+	for l in "$c"/ports/*/subsystems/*; do [ -L "$l" ] && rm -f "$l"; done
+	for l in "$c"/ports/*; do [ -d "$l" ] && rmdir "$l"; done
+	for l in "$c"/subsystems/*/namespaces/*; do [ -d "$l" ] && rmdir "$l"; done
+	for l in "$c"/subsystems/*; do [ -d "$l" ] && rmdir "$l"; done
+	return 0
+}
+
 # What a Debian machine runs for the guide's services and the guest (no
 # systemd, no udev) does not: the system bus (targetcli asks it for
 # tcmu-runner's handlers at start), iscsid (socket-activated there) and
@@ -130,7 +140,8 @@ srv_fs() {
 machine_daemons() {
 	modprobe sd_mod
 	if command -v dbus-daemon >/dev/null && ! pgrep -x dbus-daemon >/dev/null; then
-		mkdir -p /run/dbus && dbus-daemon --system --fork || return 1
+		mkdir -p /run/dbus && rm -f /run/dbus/pid &&
+			dbus-daemon --system --fork || return 1
 	fi
 	if command -v iscsid >/dev/null && ! pgrep -x iscsid >/dev/null; then
 		mkdir -p /run/lock/iscsi && iscsid || return 1
@@ -138,6 +149,18 @@ machine_daemons() {
 	return 0
 }
 env_down() {
+	# A recipe that failed half-way leaves its kernel services up: end
+	# them before their netdevs go (deleting a netdev under a connected
+	# NVMe-oF host waits out nvme's 60 s admin timeout).
+	command -v iscsiadm >/dev/null && timeout 60 iscsiadm -m node -u >/dev/null 2>&1
+	command -v nvme >/dev/null && timeout 60 nvme disconnect-all >/dev/null 2>&1
+	grep -q ' nfs4\? ' /proc/mounts && timeout 60 umount -a -t nfs,nfs4
+	[ -d /sys/kernel/config/nvmet/ports ] && nvmet_clear
+	command -v targetcli >/dev/null && [ -d /sys/kernel/config/target/iscsi ] &&
+		timeout 60 targetcli clearconfig confirm=True >/dev/null 2>&1
+	[ -x "$W/bin/systemctl" ] && pgrep -x rpc.mountd >/dev/null && "$W/bin/systemctl" stop nfs-server
+	rdma link show 2>/dev/null | awk '{ print $2 }' | cut -d/ -f1 |
+		while read -r l; do rdma link delete "$l"; done
 	pkill -x iscsid
 	pkill -x dbus-daemon
 	mountpoint -q /srv && umount /srv
@@ -174,7 +197,7 @@ listeners() {
 run_recipe() {
 	local name=$1 env=$2 meta f role bg pids=() before t=$SECONDS n=0 pid rc
 	echo "=== recipe $name"
-	env_up "$env" || { echo "recipe: FAIL $name: environment $env"; return 1; }
+	env_up "$env" || { echo "recipe: FAIL $name: environment $env"; env_down; return 1; }
 	for meta in "$W"/blocks/*.meta; do
 		read -r rname role bg <"$meta"
 		[ "$rname" = "$name" ] || continue
@@ -217,8 +240,20 @@ run_recipe() {
 	echo "recipe: PASS $name ($n blocks, $((SECONDS - t)) s)"
 }
 
+# A recipe lost to perftest's clock calibration (under TCG its cycle
+# counter sampling can fail: "Correlation coefficient r^2 < 0.9", "Can't
+# produce a report") runs once more, said in a "recipe: RETRY" line that
+# packages.sh hands to selftests/check's count; any other failure stands.
 while read -r name env <&3; do
-	run_recipe "$name" "$env" || FAILED=1
+	run_recipe "$name" "$env" 2>&1 | tee "$W/out"
+	[ "${PIPESTATUS[0]}" -eq 0 ] && continue
+	if grep -q "Correlation coefficient r^2" "$W/out" &&
+	   grep -q "Can't produce a report" "$W/out"; then
+		echo "recipe: RETRY $name -- perftest clock calibration failed (Correlation coefficient r^2 < 0.9), run again"
+		run_recipe "$name" "$env" 2>&1 | tee "$W/out"
+		[ "${PIPESTATUS[0]}" -eq 0 ] && continue
+	fi
+	FAILED=1
 done 3<"$W/recipes"
 rm -rf "$W"
 exit "$FAILED"
