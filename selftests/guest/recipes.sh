@@ -161,6 +161,9 @@ env_down() {
 	[ -x "$W/bin/systemctl" ] && pgrep -x rpc.mountd >/dev/null && "$W/bin/systemctl" stop nfs-server
 	rdma link show 2>/dev/null | awk '{ print $2 }' | cut -d/ -f1 |
 		while read -r l; do rdma link delete "$l"; done
+	for ns in $(ip netns list | awk '{ print $1 }'); do
+		grep -qx "$ns" <<<"${NS_BEFORE:-}" || ip netns delete "$ns"
+	done
 	pkill -x iscsid
 	pkill -x dbus-daemon
 	mountpoint -q /srv && umount /srv
@@ -197,6 +200,9 @@ listeners() {
 run_recipe() {
 	local name=$1 env=$2 meta f role bg pids=() before t=$SECONDS n=0 pid rc
 	echo "=== recipe $name"
+	# Namespaces the recipe makes itself go with env_down too, so that a
+	# recipe that failed half-way can run again.
+	NS_BEFORE=$(ip netns list | awk '{ print $1 }')
 	env_up "$env" || { echo "recipe: FAIL $name: environment $env"; env_down; return 1; }
 	for meta in "$W"/blocks/*.meta; do
 		read -r rname role bg <"$meta"
