@@ -664,7 +664,11 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, refused, pyverbs, rping, perf)" ;;
+		lat)
+			for p in ib_write_lat ib_read_lat ib_send_lat; do
+				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 8
+			done ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, refused, pyverbs, rping, perf, lat)" ;;
 		esac
 	done
 	tap_end
