@@ -410,10 +410,6 @@ perf_run_retry() {
 	done
 }
 
-# perf_test LABEL SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perftest
-# server on SRVDEV in kwb, client on CLIDEV in kwa; passes when the client
-# succeeds with a non-zero result (bandwidth or latency column 4).  Runs
-# lost to a known fault of perftest are repeated (perf_run_retry).
 # perf_row_sane TOOL ITERS ROW: a result row that could come from a run
 # that did what was asked.  Bandwidth: column 4 (BW average) above 0.
 # Latency (*_lat): all ITERS iterations reported and 0 < t_min <=
@@ -425,6 +421,10 @@ perf_row_sane() {
 	esac
 }
 
+# perf_test LABEL SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perftest
+# server on SRVDEV in kwb, client on CLIDEV in kwa; passes when the client
+# succeeds with a sane result row (perf_row_sane).  Runs
+# lost to a known fault of perftest are repeated (perf_run_retry).
 perf_test() {
 	local label=$1 iters=$5 tool=$6
 	shift
