@@ -443,7 +443,9 @@ void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
 
 	if (ep->sock) {
 		kernel_getsockname(ep->sock, (struct sockaddr *)&l);
-		kernel_getpeername(ep->sock, (struct sockaddr *)&r);
+		/* A refused or reset connect has no peer left: name the one asked for. */
+		if (kernel_getpeername(ep->sock, (struct sockaddr *)&r) < 0)
+			r = ep->dst;
 	}
 	trace_kiwi_cm(dev_name(&ep->kdev->ibdev.dev), ep, qpn, what, status,
 		      &l, &r);

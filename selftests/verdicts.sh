@@ -48,6 +48,18 @@ expect() {
 
 echo "TAP version 13"
 
+# ---- perftest result rows (lib.sh perf_row_sane) ------------------------
+LAT_OK='       8       1000          12.34          250.10       20.50             25.00        10.00          90.00               200.00'
+LAT_BAD='       8       1000          0.00           250.10       0.00              25.00        10.00          90.00               200.00'
+LAT_SHORT='       8       12            12.34          250.10       20.50             25.00        10.00          90.00               200.00'
+BW_OK=' 65536      1000             450.12             449.80               0.007197'
+BW_BAD=' 65536      1000             0.00               0.00                 0.000000'
+expect pass "perf_row_sane: ib_send_lat row, t_min <= t_typical <= t_max" perf_row_sane ib_send_lat 1000 "$LAT_OK"
+expect fail "perf_row_sane: ib_send_lat row with t_min 0 (only t_max > 0)" perf_row_sane ib_send_lat 1000 "$LAT_BAD"
+expect fail "perf_row_sane: ib_send_lat row with 12 of 1000 iterations" perf_row_sane ib_send_lat 1000 "$LAT_SHORT"
+expect pass "perf_row_sane: ib_write_bw row, BW above 0" perf_row_sane ib_write_bw 1000 "$BW_OK"
+expect fail "perf_row_sane: ib_write_bw row with BW 0" perf_row_sane ib_write_bw 1000 "$BW_BAD"
+
 # ---- the kernel-log pattern list (check-dmesg, and --regex for the
 # per-case scans) --------------------------------------------------------
 cat >"$W/clean" <<'EOF'
@@ -111,10 +123,20 @@ printf '%s connect status 0 10.91.0.1:0 -> 10.91.0.2:18515\n%s connect_failed st
 	"$ep" "$ep" >"$W/unseen"
 printf '%s connect status 0 x -> y\n%s mpa_request_sent status 0 x -> y\n%s connect_failed status -111 x -> y\n' \
 	"$ep" "$ep" "$ep" >"$W/seen"
+# The CM worker's connect_failed may be traced before the connecting
+# thread's "connect" event (seen in a guest run: not retried, a FAIL).
+printf '%s connect_failed status -111 x -> y\n%s connect status 0 x -> y\n' \
+	"$ep" "$ep" >"$W/unseen_rev"
+printf '%s connect_failed status -111 x -> y\n%s connect status 0 x -> y\n%s mpa_request_sent status 0 x -> y\n' \
+	"$ep" "$ep" "$ep" >"$W/seen_rev"
 expect pass "perf retry: refused before MPA, trace proves it (perftest's race)" \
 	perf_retry_reason kiwi0 "$W/rej" "$W/empty" "$W/unseen" 1 1
+expect pass "perf retry: refused before MPA, its event traced before the connect's" \
+	perf_retry_reason kiwi0 "$W/rej" "$W/empty" "$W/unseen_rev" 1 1
 expect fail "perf retry: refused after kiwi sent its MPA request is not retried" \
 	perf_retry_reason kiwi0 "$W/rej" "$W/empty" "$W/seen" 1 1
+expect fail "perf retry: refused after MPA, events in any order, is not retried" \
+	perf_retry_reason kiwi0 "$W/rej" "$W/empty" "$W/seen_rev" 1 1
 expect fail "perf retry: refused with no kiwi trace (non-kiwi client) is not retried" \
 	perf_retry_reason siw1 "$W/rej" "$W/empty" "$W/unseen" 1 1
 expect fail "perf retry: a reset (-104) is not retried" \

@@ -31,11 +31,15 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
 #include "abuse.h"
+
+/* Shared with the child: set once it starts scribbling on its rings. */
+static volatile int *scribbling;
 
 struct umap {
 	uint8_t *start;
@@ -143,6 +147,7 @@ static int child(struct sockaddr_in *sin, int secs, unsigned int seed)
 	if (!nr)
 		return 2;
 
+	*scribbling = 1;	/* a signal from here on is the scribbling's */
 	end = now() + secs;
 	while (now() < end) {
 		struct ibv_sge sge = { (uintptr_t)buf, 64, mr->lkey };
@@ -210,11 +215,20 @@ int main(int argc, char **argv)
 	}
 	printf("# seed %u\n", seed);
 	fflush(stdout);
+	scribbling = mmap(NULL, sizeof(*scribbling), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (scribbling == MAP_FAILED)
+		return 2;
 	pid = fork();
 	if (pid == 0)
 		_exit(child(&sin, secs, seed));
 	if (pid < 0 || waitpid(pid, &st, 0) != pid)
 		return 2;
+	if (WIFSIGNALED(st) && !*scribbling) {
+		/* Before any ring was touched: the provider or setup crashed. */
+		printf("scribble: died before scribbling (signal %d)\n", WTERMSIG(st));
+		return 1;
+	}
 	if (WIFSIGNALED(st))
 		printf("scribble: the process broke itself (signal %d); the kernel must not care\n",
 		       WTERMSIG(st));

@@ -55,7 +55,8 @@ setup() {
 # A connect to a port without a listener must fail, not hang or crash:
 # refused quickly, by a REJECTED event (lib.sh refused_verdict).
 refused_test() {
-	local t0=$SECONDS rc why
+	local t0=$SECONDS rc why line
+	perf_trace_start
 	A timeout 60 rping -c -a $SRV -p 7999 -C 1 >"$TMPD/cli" 2>&1
 	rc=$?
 	if why=$(refused_verdict $rc $((SECONDS - t0)) "$TMPD/cli"); then
@@ -63,6 +64,14 @@ refused_test() {
 	else
 		notok "connect to a closed port is refused ($why)"
 		diag "$TMPD/cli"
+	fi
+	# The trace names the address the refused connect was for (the
+	# socket has no peer any more once TCP's reset is in).
+	line=$(grep -m1 'kiwi_cm: kiwi0 ep .* connect_failed status -111' $TR/trace)
+	if [[ $line == *"-> $SRV:7999"* ]]; then
+		ok "kiwi_cm trace of a refused connect names its destination ($SRV:7999)"
+	else
+		notok "kiwi_cm trace of a refused connect names its destination ($SRV:7999): ${line:-no connect_failed event}"
 	fi
 }
 
@@ -655,7 +664,11 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 			for p in ib_write_bw ib_send_bw ib_read_bw; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 65536
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, refused, pyverbs, rping, perf)" ;;
+		lat)
+			for p in ib_write_lat ib_read_lat ib_send_lat; do
+				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 8
+			done ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, refused, pyverbs, rping, perf, lat)" ;;
 		esac
 	done
 	tap_end

@@ -348,16 +348,21 @@ perf_trace_start() {
 # nor is any refusal when the client is not kiwi (no trace to show it).
 refused_unseen() {
 	grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$2" || return 1
+	# Per endpoint, in any order: the "connect" event is traced once
+	# kernel_connect() returns, and the CM worker on another CPU may log
+	# the refusal before it.
 	awk -v dev="$1" '
 		$0 ~ "kiwi_cm: " dev " ep " {
 			for (i = 1; i < NF; i++) if ($i == "ep") ep = $(i + 1)
-			if ($0 ~ / connect status /) st[ep] = "c"
-			else if ($0 ~ / mpa_request_sent /) st[ep] = "m"
-			else if ($0 ~ / connect_failed status -111 /) {
-				if (st[ep] == "c") unseen = 1; else seen = 1
-			}
+			if ($0 ~ / connect status /) conn[ep] = 1
+			else if ($0 ~ / mpa_request_sent /) mpa[ep] = 1
+			else if ($0 ~ / connect_failed status -111 /) refused[ep] = 1
 		}
-		END { exit !(unseen && !seen) }' "$3"
+		END {
+			for (ep in refused)
+				if (conn[ep] && !mpa[ep]) unseen = 1; else seen = 1
+			exit !(unseen && !seen)
+		}' "$3"
 }
 
 # perf_retry_reason CLIDEV CLIENT_OUT SERVER_OUT TRACE RC SRC: may a
@@ -405,18 +410,32 @@ perf_run_retry() {
 	done
 }
 
+# perf_row_sane TOOL ITERS ROW: a result row that could come from a run
+# that did what was asked.  Bandwidth: column 4 (BW average) above 0.
+# Latency (*_lat): all ITERS iterations reported and 0 < t_min <=
+# t_typical <= t_max (columns 2, 3, 5, 4), not only t_max above 0.
+perf_row_sane() {
+	case $1 in
+	*_lat) echo "$3" | awk -v n="$2" '{ exit !($2 == n && $3 > 0 && $3 <= $5 && $5 <= $4) }' ;;
+	*) echo "$3" | awk '{ exit !($4 > 0) }' ;;
+	esac
+}
+
 # perf_test LABEL SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perftest
 # server on SRVDEV in kwb, client on CLIDEV in kwa; passes when the client
-# succeeds with a non-zero result (bandwidth or latency column 4).  Runs
+# succeeds with a sane result row (perf_row_sane).  Runs
 # lost to a known fault of perftest are repeated (perf_run_retry).
 perf_test() {
-	local label=$1
+	local label=$1 iters=$5 tool=$6
 	shift
 	perf_run_retry "$label: ${*:5}" "$@"
 	shift 4
 	if [ $PERF_RC -eq 0 ] && [ -n "$PERF_ROW" ] &&
-	   echo "$PERF_ROW" | awk '{ exit !($4 > 0) }'; then
-		ok "$label: $* ($(echo "$PERF_ROW" | awk '{print $4}'))"
+	   perf_row_sane "$tool" "$iters" "$PERF_ROW"; then
+		case $tool in
+		*_lat) ok "$label: $* (t_typical $(echo "$PERF_ROW" | awk '{print $5}') us)" ;;
+		*) ok "$label: $* ($(echo "$PERF_ROW" | awk '{print $4}'))" ;;
+		esac
 		[ "$PERF_SRC" -eq 0 ] || echo "# $label: $*: the perftest server exited $PERF_SRC"
 	else
 		notok "$label: $* (rc $PERF_RC, server $PERF_SRC)"
