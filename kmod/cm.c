@@ -800,7 +800,12 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 	ep->ord = ep->mpa.enhanced ? ep->mpa.ord : KIWI_MAX_ORD;
 	ep->state = KIWI_EP_RECVD_REQ;
 
-	mutex_lock(&l->lock);
+	/*
+	 * Lock order: a connection's lock, then its listener's; nothing
+	 * takes them the other way (kiwi_listen_accept() sets a new child
+	 * up before anything else can see it, without its lock).
+	 */
+	mutex_lock_nested(&l->lock, SINGLE_DEPTH_NESTING);
 	if (l->state != KIWI_EP_LISTEN || !l->cm_id) {
 		mutex_unlock(&l->lock);
 		goto drop;
