@@ -64,8 +64,7 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ep->qp = qp;
 	kiwi_cm_id_set(ep, id);
 	kiwi_sk_assoc(ep, sock);
-	memcpy(&ep->dst, raddr, raddr->sa_family == AF_INET ?
-	       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+	ep->dst = id->m_remote_addr;
 	ep->state = KIWI_EP_CONNECTING;
 	kiwi_ep_arm_timer(ep);
 	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?

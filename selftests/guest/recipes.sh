@@ -28,8 +28,9 @@
 # test set has it), and `systemctl start|restart|stop nfs-server` does
 # what Debian's nfs-server.service and the units it wants do (proc-fs-
 # nfsd.mount, rpcbind, nfs-mountd, nfsdcld; exportfs -r, rpc.nfsd, which
-# reads /etc/nfs.conf); any other use of either fails.  Output: each block's commands and output, and
-# per recipe one line "recipe: PASS NAME (...)" or "recipe: FAIL NAME: ...".
+# reads /etc/nfs.conf); any other use of either fails.  Output: each
+# block's commands and output, and per recipe one line "recipe: PASS NAME
+# (...)" or "recipe: FAIL NAME: ...".
 # Exit status 1 if any recipe failed.
 set -u
 export LC_ALL=C
@@ -167,8 +168,6 @@ env_down() {
 	pkill -x iscsid
 	pkill -x dbus-daemon
 	mountpoint -q /srv && umount /srv
-	ip netns delete server 2>/dev/null
-	ip netns delete client 2>/dev/null
 	ip link delete eth0 2>/dev/null
 	ip link delete eth1 2>/dev/null
 	return 0
