@@ -154,6 +154,36 @@ expect fail "perf retry: calibration miss with another error is not retried" \
 expect fail "perf retry: a plain failure is not retried" \
 	perf_retry_reason kiwi0 "$W/empty" "$W/empty" "$W/empty" 1 0
 
+# ---- background perftest attempts repeated only on evidence (bg_retry) --
+# An attempt as datapath.sh's counters_auto fails in perftest's connect
+# race (CI, k612): the client refused before MPA, its trace to prove it.
+att_race() {
+	ATT=$((ATT + 1))
+	cp "$W/rej" "$TMPD/cli"; : >"$TMPD/srv"; cp "$W/unseen" "$TMPD/perf.trace"
+	PERF_RC=1 PERF_SRC=124
+	echo "not ok attempt $ATT"
+	return 1
+}
+# The same failure, but kiwi had sent its MPA request: kiwi's fault.
+att_seen() { att_race; cp "$W/seen" "$TMPD/perf.trace"; return 1; }
+att_ok() { ATT=$((ATT + 1)); echo "ok attempt $ATT"; }
+att_race_once() { if [ "$ATT" -eq 0 ]; then att_race; else att_ok; fi; }
+# bg_case ATTEMPT RETRIES VERDICT: bg_retry ATTEMPT printed RETRIES
+# "# RETRY" lines and ended with VERDICT ("ok" or "not ok").
+bg_case() {
+	local out
+	ATT=0 T=0 NFAIL=0
+	out=$(bg_retry "case" "$1"; echo "attempts $ATT")
+	[ "$(grep -c '^# RETRY case -- connect refused by TCP' <<<"$out")" -eq "$2" ] &&
+		grep -q "^$3 1 attempt" <<<"$out" &&
+		grep -q "^attempts $(($2 + 1))\$" <<<"$out"
+}
+expect pass "bg_retry: perftest's race, then a good run: one RETRY, ok" bg_case att_race_once 1 ok
+expect pass "bg_retry: perftest's race three times: two RETRYs, not ok" bg_case att_race 2 "not ok"
+expect fail "bg_retry: perftest's race three times is not an ok" bg_case att_race 2 ok
+expect pass "bg_retry: refused after kiwi's MPA request: not repeated, not ok" bg_case att_seen 0 "not ok"
+expect fail "bg_retry: refused after kiwi's MPA request is never repeated" bg_case att_seen 1 "not ok"
+
 # ---- TERMINATE checks scoped to the case (klog_mark, term_found) -------
 dmesg() { cat "$W/dmesg"; }
 what="op 12 layer 1 type 2 code 0x02"

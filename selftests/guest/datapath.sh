@@ -310,11 +310,15 @@ link_stat() { rdma statistic show link "$1/1" | field "$2"; }
 # (a CI run's client ended before the counter was read).  Sets QS to
 # the client's RC QPs on kiwi0 once both are in RTS (perftest's rdma_cm
 # mode makes one for its parameter exchange besides the data QP), within
-# 15 s, QS_AT to the seconds that took, PERF_CPID and PERF_T0.
+# 15 s, QS_AT to the seconds that took, PERF_CPID, PERF_SPID and
+# PERF_T0.  kiwi's connection events are traced from the start (the
+# evidence perf_bg_wait keeps for perf_retry_reason).
 perf_bg() {
 	local t0=$SECONDS
+	perf_trace_start
 	B nice -n 19 timeout 120 ib_write_bw -R -d kiwi1 -F -D "$1" -s "$2" \
 		>"$TMPD/srv" 2>&1 &
+	PERF_SPID=$!
 	wait_port $SRV 18515
 	A nice -n 19 timeout 120 ib_write_bw -R -d kiwi0 -F -D "$1" -s "$2" $SRV \
 		>"$TMPD/cli" 2>&1 &
@@ -348,6 +352,12 @@ perf_alive() {
 # counts move into the device's (the link total never drops); auto mode
 # binds new QPs itself.
 counters_test() {
+	bg_retry "rdma statistic qp bind/unbind" counters_bind
+	bg_retry "rdma statistic qp auto type on" counters_auto
+}
+
+# One attempt each, its verdict printed as "ok"/"not ok" (bg_retry).
+counters_bind() {
 	local tx0 rx0 q qs cnt c1 c2 l1 l2 tx rx i at1 alive
 	tx0=$(link_stat kiwi0 tx_payload_bytes)
 	rx0=$(link_stat kiwi1 rx_payload_bytes)
@@ -377,7 +387,7 @@ counters_test() {
 		done
 		l2=$(link_stat kiwi0 tx_payload_bytes)
 	fi
-	wait
+	perf_bg_wait
 	tx=$(( $(link_stat kiwi0 tx_payload_bytes) - tx0 ))
 	rx=$(( $(link_stat kiwi1 rx_payload_bytes) - rx0 ))
 	# Over 2 s the data QP moves megabytes even under TCG.
@@ -385,22 +395,27 @@ counters_test() {
 	   [ "$(grep -o 'LQPN: <[0-9,]*>' "$TMPD/ctr2")" = "LQPN: <${qs// /,}>" ] && [ "${l2:-0}" -ge "${l1:-1}" ] &&
 	   [ "$l1" -ge "$c2" ] && [ "$tx" -eq "$rx" ] && [ "$tx" -gt 0 ] &&
 	   ! rdma statistic qp show link kiwi0/1 | grep -q cntn; then
-		ok "rdma statistic qp bind/unbind: QPs $qs (RTS at $QS_AT s) counted in counter $cnt ($c1 -> $c2 B while bound, $at1 -> $((at1 + 2)) s), kiwi0 sent = kiwi1 received = $tx B, link total $l1 -> $l2 at unbind"
-	else
-		notok "rdma statistic qp bind/unbind (QPs ${qs:-none} found after ${QS_AT} s, counter ${cnt:-none}: ${c1:-?} at ${at1:-?} s -> ${c2:-?}, then perftest ${alive:-?}; link ${l1:-?} -> ${l2:-?}; sent $tx, received $rx)"
-		cat "$TMPD/bind" "$TMPD/ctr1" "$TMPD/ctr2" 2>/dev/null | diag
-		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+		echo "ok rdma statistic qp bind/unbind: QPs $qs (RTS at $QS_AT s) counted in counter $cnt ($c1 -> $c2 B while bound, $at1 -> $((at1 + 2)) s), kiwi0 sent = kiwi1 received = $tx B, link total $l1 -> $l2 at unbind"
+		return 0
 	fi
+	echo "not ok rdma statistic qp bind/unbind (QPs ${qs:-none} found after ${QS_AT} s, counter ${cnt:-none}: ${c1:-?} at ${at1:-?} s -> ${c2:-?}, then perftest ${alive:-?}; link ${l1:-?} -> ${l2:-?}; sent $tx, received $rx; perftest exit $PERF_RC/$PERF_SRC)"
+	cat "$TMPD/bind" "$TMPD/ctr1" "$TMPD/ctr2" 2>/dev/null | diag
+	tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+	return 1
+}
 
-	# Auto mode: every new RC QP on kiwi0 gets a counter of its own type.
+# Auto mode: every new RC QP on kiwi0 gets a counter of its own type.
+counters_auto() {
+	local tx0 rx0 qs c1 tx rx
 	tx0=$(link_stat kiwi0 tx_payload_bytes)
 	rx0=$(link_stat kiwi1 rx_payload_bytes)
+	rm -f "$TMPD/ctr1"
 	rdma statistic qp set link kiwi0/1 auto type on
 	perf_bg 6 4096
 	qs=$QS
 	sleep 1
 	rdma statistic qp show link kiwi0/1 >"$TMPD/ctr1"
-	wait
+	perf_bg_wait
 	rdma statistic qp set link kiwi0/1 auto off
 	tx=$(( $(link_stat kiwi0 tx_payload_bytes) - tx0 ))
 	rx=$(( $(link_stat kiwi1 rx_payload_bytes) - rx0 ))
@@ -408,12 +423,13 @@ counters_test() {
 	if grep -q "qp-type RC" "$TMPD/ctr1" &&
 	   grep -q "LQPN: <${qs// /,}>" "$TMPD/ctr1" && [ -n "$qs" ] &&
 	   [ "${c1:-0}" -gt 0 ] && [ "$tx" -eq "$rx" ] && [ "$tx" -gt 0 ]; then
-		ok "rdma statistic qp auto type on: QPs $qs bound on creation ($c1 B counted mid-run), kiwi0 sent = kiwi1 received = $tx B"
-	else
-		notok "rdma statistic qp auto type on (QPs ${qs:-none}; sent $tx, received $rx)"
-		diag "$TMPD/ctr1"
-		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+		echo "ok rdma statistic qp auto type on: QPs $qs bound on creation ($c1 B counted mid-run), kiwi0 sent = kiwi1 received = $tx B"
+		return 0
 	fi
+	echo "not ok rdma statistic qp auto type on (QPs ${qs:-none}; sent $tx, received $rx; perftest exit $PERF_RC/$PERF_SRC)"
+	diag "$TMPD/ctr1"
+	tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+	return 1
 }
 
 # hw_role LABEL RTR CRC LARGE: kiwi playing a hardware iWARP peer's
@@ -423,39 +439,46 @@ counters_test() {
 # 4), the CRC setting and IRD/ORD 32 (RFC 6581), and the READs complete.
 hw_role() {
 	local label=$1 rtr=$2 crc=$3 large=$4 P=/sys/module/kiwi/parameters
-	local bit a0="" a1="" i spid cpid rc crc_v=0
-	[ "$crc" = Y ] && crc_v=1
+	local bit
 	echo "$rtr" >$P/p2p_rtr && echo "$crc" >$P/crc &&
 		echo "$large" >$P/large_fpdu || { notok "$label: parameters"; return; }
 	case $rtr in send) bit=1 ;; write) bit=2 ;; read) bit=4 ;; esac
 	rping_test "$label" $SRV 4096 200
+	bg_retry "$label: RTR $rtr, CRC $crc, IRD/ORD 32" hw_read "$label" "$rtr" "$crc" "$bit"
+}
+
+# hw_read LABEL RTR CRC BIT: one attempt of hw_role's ib_read_bw, its
+# verdict printed (bg_retry).
+hw_read() {
+	local label=$1 rtr=$2 crc=$3 bit=$4 a0="" a1="" i crc_v=0
+	[ "$crc" = Y ] && crc_v=1
+	perf_trace_start
 	# For a time, not a count: long enough to be seen in "rdma res".
 	B timeout 200 ib_read_bw -R -d kiwi1 -F -o 32 -s 65536 -D 6 \
 		>"$TMPD/srv" 2>&1 &
-	spid=$!
+	PERF_SPID=$!
 	wait_port $SRV 18515
 	A timeout 180 ib_read_bw -R -d kiwi0 -F -o 32 -s 65536 -D 6 $SRV \
 		>"$TMPD/cli" 2>&1 &
-	cpid=$!
+	PERF_CPID=$!
 	for i in $(seq 1 60); do
 		a0=$(rdma -dd res show qp link kiwi0/1 | grep "state RTS.*drv_ord 32 ")
 		a1=$(rdma -dd res show qp link kiwi1/1 | grep "state RTS.*drv_ird 32 ")
 		[ -n "$a0" ] && [ -n "$a1" ] && break
 		sleep 0.3
 	done
-	wait $cpid
-	rc=$?
-	wait $spid
-	if [ $rc -eq 0 ] &&
+	perf_bg_wait
+	if [ $PERF_RC -eq 0 ] &&
 	   grep -qE '^ +65536 +[1-9][0-9]* ' "$TMPD/cli" &&
 	   [[ $a0 == *"drv_mpa_crc $crc_v "*"drv_p2p_rtr $bit "* ]] &&
 	   [[ $a1 == *"drv_mpa_crc $crc_v "*"drv_p2p_rtr $bit "* ]]; then
-		ok "$label: RTR $rtr agreed both ends, CRC $crc, IRD/ORD 32; ib_read_bw -o 32 -D 6: $(awk '/^ +65536 / { print $2; exit }' "$TMPD/cli") x 64 KiB READs"
-	else
-		notok "$label: RTR $rtr, CRC $crc, IRD/ORD 32 (ib_read_bw rc $rc)"
-		{ echo "kiwi0: $a0"; echo "kiwi1: $a1"; } | diag
-		tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+		echo "ok $label: RTR $rtr agreed both ends, CRC $crc, IRD/ORD 32; ib_read_bw -o 32 -D 6: $(awk '/^ +65536 / { print $2; exit }' "$TMPD/cli") x 64 KiB READs"
+		return 0
 	fi
+	echo "not ok $label: RTR $rtr, CRC $crc, IRD/ORD 32 (ib_read_bw rc $PERF_RC, server $PERF_SRC)"
+	{ echo "kiwi0: $a0"; echo "kiwi1: $a1"; } | diag
+	tail -n 5 "$TMPD/cli" "$TMPD/srv" | diag
+	return 1
 }
 
 # Hardware iWARP defaults, played by kiwi (issue 17): each RTR kind; a

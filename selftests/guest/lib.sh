@@ -410,6 +410,51 @@ perf_run_retry() {
 	done
 }
 
+# perf_bg_wait: waits for a background perftest client and server
+# (PERF_CPID, PERF_SPID: datapath.sh perf_bg, hw_read); sets PERF_RC and
+# PERF_SRC (their exit status) and keeps the run's kiwi_cm events in
+# $TMPD/perf.trace.  A client refused before its data connection leaves
+# the server listening until its timeout: it is stopped then.
+perf_bg_wait() {
+	wait "$PERF_CPID"
+	PERF_RC=$?
+	if [ $PERF_RC -ne 0 ] && grep -qs "RDMA_CM_EVENT_REJECTED" "$TMPD/cli"; then
+		kill_tree "$PERF_SPID"
+	fi
+	wait "$PERF_SPID"
+	PERF_SRC=$?
+	grep -hv '^#' $TR/trace >"$TMPD/perf.trace" 2>/dev/null
+}
+
+# bg_retry NAME FUNC [ARGS]: runs FUNC ARGS, one perftest attempt that
+# prints its verdict as an "ok ..." or "not ok ..." line (and diag lines)
+# and returns its status, up to three times, repeating only a failed
+# attempt that perf_retry_reason excuses.  Seen in a CI run: perftest's
+# own connect race (the client's data connection refused by TCP before
+# any MPA exchange, after 82 B of parameter exchange).  Each repetition
+# is a "# RETRY NAME" line with the evidence; the last attempt's verdict
+# counts.
+bg_retry() {
+	local name=$1 try why line
+	shift
+	for try in 1 2 3; do
+		"$@" >"$TMPD/verdict" && break
+		why=$(perf_retry_reason kiwi0 "$TMPD/cli" "$TMPD/srv" \
+			"$TMPD/perf.trace" "$PERF_RC" "$PERF_SRC") || break
+		[ $try -lt 3 ] || break
+		echo "# RETRY $name -- $why (run $try of 3)"
+		diag "$TMPD/verdict"
+	done
+	# The last attempt's verdict, numbered and counted by ok/notok.
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) ok "${line#ok }" ;;
+		"not ok "*) notok "${line#not ok }" ;;
+		*) echo "$line" ;;
+		esac
+	done <"$TMPD/verdict"
+}
+
 # perf_row_sane TOOL ITERS ROW: a result row that could come from a run
 # that did what was asked.  Bandwidth: column 4 (BW average) above 0.
 # Latency (*_lat): all ITERS iterations reported and 0 < t_min <=
