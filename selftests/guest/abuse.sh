@@ -30,6 +30,15 @@
 #                 the WRITE gets TERMINATE DDP tagged/invalid STag and
 #                 pages B stay untouched (the module checks them); then
 #                 it unloads
+#   kconnect_process  a kernel consumer
+#                 (selftests/kconsumer/kiwi_kconnect_test.ko) calls
+#                 rdma_connect() from its module_init, i.e. from the
+#                 system call of the modprobe that loads it in kwa -- a
+#                 process, not a kernel thread, as SMB Direct's client
+#                 connects from mount (audit I2) -- to an rping server in
+#                 kwb: ESTABLISHED, then DISCONNECTED; no bind refused
+#                 (qp_bind_refused on kiwi0, no "not its owner" log
+#                 line); then it unloads
 #   ird_flood     the peer sends 8 READ requests to a QP that advertised
 #                 IRD 1: at most one is answered, then TERMINATE DDP
 #                 untagged/no buffer
@@ -667,6 +676,54 @@ case_frmr_remap() {
 		$rc "$TMPD/p" "$TMPD/f"
 }
 
+# kconnect_process: a kernel consumer's rdma_connect() from a process's
+# system call (audit I2, issue 28).  Needs vm/run --module
+# selftests/kconsumer/kiwi_kconnect_test.ko.  The module does everything
+# in its init (bounded waits, at most 80 s) and says how it went in its
+# parameter "result"; rping only accepts, and its exit status is not
+# judged (the module disconnects before rping's first message).
+case_kconnect_process() {
+	local P=/sys/module/kiwi_kconnect_test/parameters spid res='' rc=0
+	local before now why=''
+	before=$(stat kiwi0 qp_bind_refused)
+	B timeout 120 rping -s -a $SRV -p 7397 -C 1 -v >"$TMPD/ks" 2>&1 &
+	spid=$!
+	wait_port $SRV 7397
+	if ! A timeout 110 modprobe kiwi_kconnect_test addr=$SRV port=7397 \
+		>"$TMPD/k" 2>&1; then
+		notok "kconnect_process: modprobe kiwi_kconnect_test (vm/run --module selftests/kconsumer/kiwi_kconnect_test.ko)"
+		diag "$TMPD/k"
+		kill_tree $spid
+		wait $spid 2>/dev/null
+		return
+	fi
+	res=$(cat $P/result)
+	echo "# kiwi_kconnect_test: $res"
+	case $res in pass*) ;; *) rc=1 ;; esac
+	now=$(stat kiwi0 qp_bind_refused)
+	if [ "${now:-x}" != "${before:-y}" ]; then
+		rc=1
+		why=" (qp_bind_refused on kiwi0: ${before:-?} -> ${now:-?})"
+	fi
+	if dmesg | grep -q 'not bound to a connection for modprobe\['; then
+		rc=1
+		why="$why (kiwi logged: not its owner)"
+	fi
+	if ! modprobe -r kiwi_kconnect_test >>"$TMPD/k" 2>&1; then
+		rc=1
+		why="$why (modprobe -r kiwi_kconnect_test failed)"
+	fi
+	for _ in $(seq 1 20); do
+		kill -0 $spid 2>/dev/null || break
+		sleep 0.5
+	done
+	kill_tree $spid
+	wait $spid 2>/dev/null
+	dmesg | grep -E 'kiwi_kconnect_test:|for modprobe\[' >>"$TMPD/k"
+	verdict "kconnect_process: a kernel consumer's rdma_connect() from modprobe's system call (process context, as SMB Direct's from mount) binds its QP, connects and disconnects$why" \
+		$rc "$TMPD/k" "$TMPD/ks"
+}
+
 # rping -V rounds between kiwi0 and kiwi1 until $TMPD/stop appears;
 # each round's exit status goes to $TMPD/rounds.
 bystander() {
@@ -1222,6 +1279,7 @@ only peer_case dereg_stall 7402 "-d" "-m stall_write -s 5" \
 	"dereg of an MR a stalled WRITE names returns at once; the WRITE's rest gets TERMINATE invalid STag" \
 	fpdu_peer "kiwi1 terminate_sent_ddp"
 only case_frmr_remap
+only case_kconnect_process
 only peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
 	"8 READ requests against IRD 1: one answered, then TERMINATE DDP untagged/no buffer" \
 	fpdu_peer "kiwi1 read_requests_beyond_ird"
