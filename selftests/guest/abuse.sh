@@ -684,11 +684,13 @@ case_frmr_remap() {
 # judged (the module disconnects before rping's first message).
 case_kconnect_process() {
 	local P=/sys/module/kiwi_kconnect_test/parameters spid res='' rc=0
-	local before now why=''
+	local before now why='' t0 t1 src=0 klog
 	before=$(stat kiwi0 qp_bind_refused)
+	klog=$(dmesg | wc -l)	# the case's own kernel log lines follow
 	B timeout 120 rping -s -a $SRV -p 7397 -C 1 -v >"$TMPD/ks" 2>&1 &
 	spid=$!
 	wait_port $SRV 7397
+	t0=$SECONDS
 	if ! A timeout 110 modprobe kiwi_kconnect_test addr=$SRV port=7397 \
 		>"$TMPD/k" 2>&1; then
 		notok "kconnect_process: modprobe kiwi_kconnect_test (vm/run --module selftests/kconsumer/kiwi_kconnect_test.ko)"
@@ -697,6 +699,7 @@ case_kconnect_process() {
 		wait $spid 2>/dev/null
 		return
 	fi
+	t1=$SECONDS
 	res=$(cat $P/result)
 	echo "# kiwi_kconnect_test: $res"
 	case $res in pass*) ;; *) rc=1 ;; esac
@@ -705,7 +708,8 @@ case_kconnect_process() {
 		rc=1
 		why=" (qp_bind_refused on kiwi0: ${before:-?} -> ${now:-?})"
 	fi
-	if dmesg | grep -q 'not bound to a connection for modprobe\['; then
+	if dmesg | tail -n +$((klog + 1)) |
+	   grep -q 'not bound to a connection for modprobe\['; then
 		rc=1
 		why="$why (kiwi logged: not its owner)"
 	fi
@@ -718,8 +722,10 @@ case_kconnect_process() {
 		sleep 0.5
 	done
 	kill_tree $spid
-	wait $spid 2>/dev/null
-	dmesg | grep -E 'kiwi_kconnect_test:|for modprobe\[' >>"$TMPD/k"
+	wait $spid 2>/dev/null || src=$?
+	echo "# modprobe took $((t1 - t0)) s; rping (not judged) exit $src after $((SECONDS - t0)) s"
+	dmesg | tail -n +$((klog + 1)) |
+		grep -E 'kiwi_kconnect_test:|for modprobe\[' >>"$TMPD/k"
 	verdict "kconnect_process: a kernel consumer's rdma_connect() from modprobe's system call (process context, as SMB Direct's from mount) binds its QP, connects and disconnects$why" \
 		$rc "$TMPD/k" "$TMPD/ks"
 }

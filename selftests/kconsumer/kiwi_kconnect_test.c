@@ -20,8 +20,9 @@
  * returns: once established it disconnects and waits for DISCONNECTED,
  * then destroys the QP and the id and frees the CQ and the PD.  Init
  * returns 0 whatever happened, so the verdict is read from the read-only
- * parameter "result": "pass: established ..." or "FAIL: ...".  Every
- * wait for a CM event is bounded (STEP_TIMEOUT; at most four of them).
+ * parameter "result": "pass: established ..., then disconnected" or
+ * "FAIL: ...".  Every wait for a CM event is bounded (STEP_TIMEOUT; at
+ * most four of them).
  * A device removed meanwhile (RDMA_CM_EVENT_DEVICE_REMOVAL) ends the
  * current wait with a FAIL, and the teardown that follows releases what
  * the removal waits for.  Nothing is held after init, so unloading is
@@ -221,17 +222,19 @@ static void kc_connect(void)
 	}
 	if (kc_wait(EV(ESTABLISHED), "rdma_connect"))
 		return;
-	kc_result("pass: established from %s[%d] (process context), QP %u on %s, %pISpc -> %pISpc",
+	/* A clean end is part of the pass: DISCONNECTED, within the bound. */
+	rv = rdma_disconnect(t.id);
+	if (rv) {
+		kc_result("FAIL: established, then rdma_disconnect %d", rv);
+		return;
+	}
+	if (kc_wait(EV(DISCONNECTED), "established, then rdma_disconnect"))
+		return;
+	kc_result("pass: established from %s[%d] (process context), QP %u on %s, %pISpc -> %pISpc, then disconnected",
 		  current->comm, task_pid_nr(current), qpn,
 		  dev_name(&t.id->device->dev),
 		  (struct sockaddr *)&t.id->route.addr.src_addr,
 		  (struct sockaddr *)&t.id->route.addr.dst_addr);
-	/* A clean end is part of the pass: DISCONNECTED, within the bound. */
-	rv = rdma_disconnect(t.id);
-	if (rv)
-		kc_result("FAIL: established, then rdma_disconnect %d", rv);
-	else
-		kc_wait(EV(DISCONNECTED), "established, then rdma_disconnect");
 }
 
 static void kc_run(void)
