@@ -748,6 +748,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		      u8 rtr);
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
 void kiwi_qp_unbind(struct kiwi_qp *qp);
+void kiwi_qp_fail_all(struct kiwi_device *kdev);
 void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
 		    const struct kiwi_cqe *cqe, bool solicited);
 /* The QP layer's own, shared by qp.c, sq.c, rq.c and post.c. */

@@ -382,6 +382,7 @@ static int kiwi_netdev_event(struct notifier_block *nb, unsigned long event,
 			sizeof(kdev->ibdev.iw_ifname));
 		break;
 	case NETDEV_UNREGISTER:
+		kiwi_qp_fail_all(kdev);
 		/* Cannot unregister under RTNL; the core defers it. */
 		ib_unregister_device_queued(&kdev->ibdev);
 		break;

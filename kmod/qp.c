@@ -174,11 +174,18 @@ static struct kiwi_qp *kiwi_qp_lookup(struct kiwi_device *kdev, int qpn,
 {
 	struct kiwi_qp *qp;
 
-	rcu_read_lock();
+	/*
+	 * Under the xarray's lock, not only RCU: the core frees a QP as
+	 * soon as kiwi_destroy_qp() returns, with no grace period, and
+	 * destroy's xa_erase() takes this lock before it drops its own
+	 * reference.  So a QP seen here is still alive, and the reference
+	 * taken here is one destroy then waits for.
+	 */
+	xa_lock(&kdev->qp_xa);
 	qp = xa_load(&kdev->qp_xa, qpn);
 	if (qp && !kref_get_unless_zero(&qp->ref))
 		qp = NULL;
-	rcu_read_unlock();
+	xa_unlock(&kdev->qp_xa);
 	if (!qp)
 		return NULL;
 	if (!kiwi_qp_caller_owns(qp, id)) {
@@ -297,6 +304,39 @@ void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
 	}
 	kiwi_qp_fatal_event(qp);
 	kiwi_cm_qp_closing(qp, true);
+}
+
+/* The next QP after number *@qpn, referenced (as kiwi_qp_lookup()). */
+static struct kiwi_qp *kiwi_qp_next_ref(struct kiwi_device *kdev,
+					unsigned long *qpn)
+{
+	struct kiwi_qp *qp;
+
+	xa_lock(&kdev->qp_xa);
+	do {
+		qp = xa_find_after(&kdev->qp_xa, qpn, ULONG_MAX, XA_PRESENT);
+	} while (qp && !kref_get_unless_zero(&qp->ref));
+	xa_unlock(&kdev->qp_xa);
+	return qp;
+}
+
+/*
+ * The device's netdev is going away (deleted, or its namespace is):
+ * no segment of any connection will pass again, so every connected QP
+ * fails now, as on a lost link (flushed, IB_EVENT_QP_FATAL, connection
+ * aborted), rather than minutes later when TCP gives up.  A kernel ULP
+ * then tears down at once: NVMe-oF's controller shutdown waited its
+ * 60 s admin timeout for a target on the same, departing device.
+ */
+void kiwi_qp_fail_all(struct kiwi_device *kdev)
+{
+	unsigned long qpn = 0;
+	struct kiwi_qp *qp;
+
+	while ((qp = kiwi_qp_next_ref(kdev, &qpn))) {
+		kiwi_qp_error(qp, KIWI_TL_LLP, 0, KIWI_LC_TCP_ERR);
+		kiwi_qp_put(&qp->ibqp);
+	}
 }
 
 /* Status for the requester's failed WR, from the peer's TERMINATE. */

@@ -16,7 +16,10 @@
 # (crc32c), once on a clean network, once as polled I/O on the poll
 # queues (the host connects with nr_write_queues=2 and nr_poll_queues=2
 # besides one queue per vCPU) and once under netem (loss, duplication,
-# reordering on lo, which carries both ends' traffic).
+# reordering on lo, which carries both ends' traffic).  Then recovery
+# (a controller reset under I/O, the target's port bounced) and the
+# device going away under a connected controller: `rdma link delete`,
+# and the netdev itself deleted (within 30 s).
 # TAP 13, plan line last.
 set -u
 
@@ -193,6 +196,47 @@ else
 	notok "rdma link delete with NVMe connected: exit $? (hung past 120 s?)"
 	diag "$TMPD/ld"
 fi
+# The netdev itself goes away under a connected controller, as when its
+# namespace is deleted: kiwi fails every connected QP at once
+# (kiwi_qp_fail_all), so NVMe's teardown of its queues ends in seconds.
+# Before, the host's controller shutdown waited out its 60 s admin
+# timeout for a target on the same, departing device, `ip link delete`
+# took 62 s and the hung-task detector reported ib_unregister_work.
+# The target's listener went with the old kiwi0 and nvmet-rdma does not
+# bring it back by itself: the port is re-enabled (its subsystem link
+# removed and made again) once kiwi0 is back.
+nvme_netdev_delete() {
+	local i rc t0 ms p=$NVME_CFS/ports/1/subsystems/$NVME_NQN
+	{ rdma link add kiwi0 type kiwi netdev kd0 && rm "$p" &&
+	  ln -s "$NVME_CFS/subsystems/$NVME_NQN" "$p"; } >"$TMPD/conn" 2>&1 || {
+		notok "netdev deleted under NVMe: kiwi0 back on kd0"
+		diag "$TMPD/conn"
+		return
+	}
+	if ! nvme_connect; then
+		notok "netdev deleted under NVMe: reconnect failed"
+		diag "$TMPD/conn"
+		return
+	fi
+	t0=$(date +%s%N)
+	timeout 120 ip link delete kd0 >"$TMPD/ld" 2>&1
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	for i in $(seq 1 60); do
+		nvme_ctrl_present || break
+		sleep 0.5
+	done
+	if [ $rc -eq 0 ] && [ $ms -le 30000 ] && ! nvme_ctrl_present &&
+	   ! rdma link show kiwi0 >/dev/null 2>&1; then
+		ok "netdev deleted under NVMe: ip link delete returned in $ms ms (bound 30000), kiwi0 and the controller gone"
+	else
+		notok "netdev deleted under NVMe: ip link delete exit $rc in $ms ms (bound 30000); controller $(nvme_ctrl_present && echo present || echo gone)"
+		diag "$TMPD/ld"
+		nvme_klog 30
+	fi
+}
+nvme_netdev_delete
+
 KTEXT=$(kiwi_text)
 if nvme_target_down 2>"$TMPD/rm" &&
    { ! rdma link show kiwi0 >/dev/null 2>&1 || rdma link del kiwi0; } &&
