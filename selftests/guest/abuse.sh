@@ -630,7 +630,10 @@ peer_case() {
 	# shellcheck disable=SC2086
 	B timeout 90 "$BIN/victim" -a $SRV -p "$port" $vargs >"$TMPD/v" 2>&1 &
 	vpid=$!
-	wait_port $SRV "$port"
+	if ! wait_port $SRV "$port"; then
+		why=" (victim not listening on $SRV:$port after 60 s)"
+		prc=1
+	fi
 	# shellcheck disable=SC2086
 	A timeout 60 "$BIN/$peer" -a $SRV -p "$port" $pargs >"$TMPD/p" 2>&1 ||
 		prc=$?
@@ -638,7 +641,7 @@ peer_case() {
 	grep -hE 'dereg|TERMINATE|responses|async|state|unchanged|FAIL' "$TMPD/v" "$TMPD/p" |
 		sed 's/^# */# /'
 	if [ -n "$ctr" ]; then
-		why=$(counted $ctr "$before")
+		why+=$(counted $ctr "$before")
 		[ -z "$why" ] || prc=1
 	fi
 	verdict "$name: $desc$why" $((prc | vrc)) "$TMPD/v" "$TMPD/p"

@@ -214,7 +214,8 @@ kiwi_pair_up() {
 }
 
 # wait_port ADDR PORT: until kwb listens on TCP PORT at ADDR, on a wildcard
-# address, or on a wildcard bound to ADDR's interface (max ~20 s).  Several
+# address, or on a wildcard bound to ADDR's interface (max ~60 s: a
+# victim on the KASAN kernel took more than 20 s to listen).  Several
 # RDMA devices listen for one rdma_cm wildcard listen, each in its own
 # time; the one serving ADDR is the one that matters.
 wait_port() {
@@ -222,7 +223,7 @@ wait_port() {
 	dev=$(B ip -o addr show | awk -v a="$addr" '$4 ~ "^" a "/" { print $2 }')
 	[[ $addr == *:* ]] && a="\\[$addr\\]"
 	re="($a|\\*|0\\.0\\.0\\.0|\\[::\\])(%$dev)?:$port "
-	for i in $(seq 1 40); do
+	for i in $(seq 1 120); do
 		B ss -ltnH 2>/dev/null | awk '{ print $4 " " }' | grep -qE "^$re" &&
 			return 0
 		sleep 0.5
