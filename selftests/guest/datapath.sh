@@ -457,6 +457,7 @@ hw_read() {
 	# For a time, not a count: long enough to be seen in "rdma res".
 	B timeout 200 ib_read_bw -R -d kiwi1 -F -o 32 -s 65536 -D 6 \
 		>"$TMPD/srv" 2>&1 &
+	# shellcheck disable=SC2034 # perf_bg_wait (lib.sh) waits for it
 	PERF_SPID=$!
 	wait_port $SRV 18515
 	A timeout 180 ib_read_bw -R -d kiwi0 -F -o 32 -s 65536 -D 6 $SRV \

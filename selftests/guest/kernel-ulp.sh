@@ -206,7 +206,7 @@ fi
 # bring it back by itself: the port is re-enabled (its subsystem link
 # removed and made again) once kiwi0 is back.
 nvme_netdev_delete() {
-	local i rc t0 ms p=$NVME_CFS/ports/1/subsystems/$NVME_NQN
+	local rc t0 ms p=$NVME_CFS/ports/1/subsystems/$NVME_NQN
 	{ rdma link add kiwi0 type kiwi netdev kd0 && rm "$p" &&
 	  ln -s "$NVME_CFS/subsystems/$NVME_NQN" "$p"; } >"$TMPD/conn" 2>&1 || {
 		notok "netdev deleted under NVMe: kiwi0 back on kd0"
@@ -222,7 +222,7 @@ nvme_netdev_delete() {
 	timeout 120 ip link delete kd0 >"$TMPD/ld" 2>&1
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	for i in $(seq 1 60); do
+	for _ in $(seq 1 60); do
 		nvme_ctrl_present || break
 		sleep 0.5
 	done
