@@ -304,20 +304,12 @@ perf_run() {
 	perf_trace_start
 	B timeout 300 "${psrv[@]}" "$tool" -R -d "$sdev" -F -n "$iters" "$@" \
 		>"$TMPD/srv" 2>&1 &
-	local spid=$!
+	PERF_SPID=$!
 	wait_port "$addr" 18515
 	A timeout 280 "${pcli[@]}" "$tool" -R -d "$cdev" -F -n "$iters" "$@" \
-		"$addr" >"$TMPD/cli" 2>&1
-	PERF_RC=$?
-	# A client rejected before connecting leaves the server waiting for
-	# its full timeout.
-	if [ $PERF_RC -ne 0 ] &&
-	   grep -qs "RDMA_CM_EVENT_REJECTED" "$TMPD/cli"; then
-		pkill -x "$tool"
-	fi
-	wait $spid
-	PERF_SRC=$?
-	grep -hv '^#' $TR/trace >"$TMPD/perf.trace" 2>/dev/null
+		"$addr" >"$TMPD/cli" 2>&1 &
+	PERF_CPID=$!
+	perf_bg_wait
 	# Result rows start with the message size.  A SEND is complete at
 	# the sender once TCP has it, so ib_send_bw's figure that means
 	# something is the receiver's (the sender's can read 0.00).
@@ -412,9 +404,9 @@ perf_run_retry() {
 }
 
 # perf_bg_wait: waits for a background perftest client and server
-# (PERF_CPID, PERF_SPID: datapath.sh perf_bg, hw_read); sets PERF_RC and
-# PERF_SRC (their exit status) and keeps the run's kiwi_cm events in
-# $TMPD/perf.trace.  A client refused before its data connection leaves
+# (PERF_CPID, PERF_SPID: perf_run, datapath.sh perf_bg, hw_read); sets
+# PERF_RC and PERF_SRC (their exit status) and keeps the run's kiwi_cm
+# events in $TMPD/perf.trace.  A client refused before its data connection leaves
 # the server listening until its timeout: it is stopped then.
 perf_bg_wait() {
 	wait "$PERF_CPID"
