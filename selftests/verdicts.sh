@@ -114,6 +114,38 @@ for f in suite.sh errors.sh; do
 		grep -q 'KTROUBLE=$("$ROOT/selftests/vm/check-dmesg" --regex)' "$ROOT/selftests/guest/$f"
 done
 
+# ---- an int3 trap the kernel text cannot explain is the emulator's ------
+# (vm/emulator-fault; vm/run makes it a harness fault, exit 126).  The
+# samples are a 6.12 oops as the console shows it; what tells the cases
+# apart is the byte before the <> of the Code: line, where the int3 was.
+EMU=$ROOT/selftests/vm/emulator-fault
+int3_log() {	# int3_log FILE HEADER BYTE [FIRST-LINE]
+	{
+		[ -z "${4:-}" ] || echo "[   60.000000] $4"
+		echo "[   62.896265] $2"
+		echo "[   62.897071] CPU: 0 UID: 0 PID: 362 Comm: ib_send_bw Tainted: G           OE      6.12.117+deb12-amd64 #1"
+		echo "[   62.897200] RIP: 0010:secure_tcp_seq_and_ts_off+0x39/0x120"
+		echo "[   62.897300] Code: 48 89 e5 41 55 41 54 53 48 83 ec 18 65 48 8b 05 2d 14 5b 68 48 89 45 e0 31 c0 $3 <90> 48 8b 05 c8 a3"
+		echo "[   62.897400] RSP: 0018:ffffc900003bf9d8 EFLAGS: 00000246"
+	} >"$1"
+}
+int3_log "$W/emu612" "Oops: int3: 0000 [#1] PREEMPT SMP NOPTI" 66
+int3_log "$W/emu61" "int3: 0000 [#1] PREEMPT SMP NOPTI" 0f
+int3_log "$W/pad" "Oops: int3: 0000 [#1] PREEMPT SMP NOPTI" cc
+int3_log "$W/after" "Oops: int3: 0000 [#1] PREEMPT SMP NOPTI" 66 \
+	"BUG: KASAN: slab-use-after-free in kiwi_rx_step+0x12/0x340 [kiwi]"
+grep -v 'Code:' "$W/emu612" >"$W/nocode"
+echo "[    1.000000] Linux version 6.12.117+deb12-amd64" >"$W/empty0"
+expect pass "emulator-fault: 6.12 int3 trap where the text holds a NOP (0x66)" "$EMU" "$W/emu612"
+expect pass "emulator-fault: 6.1 int3 trap where the text holds a NOP (0x0f)" "$EMU" "$W/emu61"
+expect fail "emulator-fault: int3 trap on a real int3 (0xcc, a wild jump into padding) is kiwi's" "$EMU" "$W/pad"
+expect fail "emulator-fault: int3 trap after another report is not the emulator's" "$EMU" "$W/after"
+expect fail "emulator-fault: int3 trap without a code dump proves nothing" "$EMU" "$W/nocode"
+expect fail "emulator-fault: a clean log" "$EMU" "$W/empty0"
+# shellcheck disable=SC2016 # the literal line
+expect pass "vm/run: a stale int3 is a harness fault (exit 126)" \
+	grep -q 'why=$("$HERE/emulator-fault" "$console_log")' "$ROOT/selftests/vm/run"
+
 # ---- perftest retries only on evidence (lib.sh perf_retry_reason) ------
 echo "RDMA_CM_EVENT_REJECTED; error: -111" >"$W/rej"
 echo "RDMA_CM_EVENT_REJECTED; error: -104" >"$W/reset"
