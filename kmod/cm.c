@@ -924,8 +924,8 @@ static void kiwi_ep_on_sock(struct kiwi_ep *ep)
 	case KIWI_EP_RTS:
 		if (sk->sk_state == TCP_CLOSE_WAIT)	/* peer's FIN */
 			kiwi_ep_close(ep, false, 0);
-		else if (sk->sk_state != TCP_ESTABLISHED)	/* reset */
-			kiwi_ep_close(ep, true, -ECONNRESET);
+		else if (sk->sk_state != TCP_ESTABLISHED)	/* reset, timeout */
+			kiwi_ep_close(ep, true, sock_error(sk) ?: -ECONNRESET);
 		break;
 	case KIWI_EP_CLOSING:
 		/* Our FIN is out; done once the peer's arrived. */

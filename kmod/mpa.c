@@ -47,6 +47,59 @@ void kiwi_sock_unclamp(struct kiwi_ep *ep)
 }
 
 /*
+ * A peer that vanishes (powered off, unplugged, its kernel dead) sends
+ * no FIN and no RST: only TCP's timers can tell.  Left alone they take
+ * about 15 minutes for data in flight (tcp_retries2) and forever for a
+ * connection with nothing to send, and the QP never flushes.
+ * peer_timeout bounds both: TCP_USER_TIMEOUT for data the peer does not
+ * acknowledge (zero-window probes included), keepalive probes from half
+ * of it on for silence, so a connection ends about peer_timeout seconds
+ * after the peer's last sign of life.  Hardware iWARP RNICs run TCP
+ * keepalive too.  Each new socket takes the value of the moment;
+ * accepted sockets take their listener's.
+ */
+#define KIWI_PEER_TIMEOUT_MAX	3600	/* s; keepidle's limit is 32767 */
+static unsigned int kiwi_peer_timeout = 60;
+
+static int kiwi_peer_timeout_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int t;
+	int rv = kstrtouint(val, 0, &t);
+
+	if (rv)
+		return rv;
+	if (t > KIWI_PEER_TIMEOUT_MAX)
+		return -ERANGE;
+	WRITE_ONCE(kiwi_peer_timeout, t);
+	return 0;
+}
+
+static const struct kernel_param_ops kiwi_peer_timeout_ops = {
+	.set = kiwi_peer_timeout_set,
+	.get = param_get_uint,
+};
+module_param_cb(peer_timeout, &kiwi_peer_timeout_ops, &kiwi_peer_timeout, 0644);
+MODULE_PARM_DESC(peer_timeout,
+		 "Seconds (0-3600) a connected peer may stay silent -- no ACK for our data, no answer to keepalive probes -- before its connection ends and its QP flushes; 0: TCP's defaults, no keepalive (default 60)");
+
+static void kiwi_sock_liveness(struct sock *sk)
+{
+	unsigned int t = READ_ONCE(kiwi_peer_timeout);
+
+	if (!t)
+		return;
+	tcp_sock_set_user_timeout(sk, t * MSEC_PER_SEC);
+	sock_set_keepalive(sk);
+	/*
+	 * With a user timeout, TCP ends a silent connection at the first
+	 * keepalive probe after it has passed: probes every twelfth of it
+	 * overshoot by little.
+	 */
+	tcp_sock_set_keepidle(sk, max(t / 2, 1U));
+	tcp_sock_set_keepintvl(sk, max(t / 12, 1U));
+}
+
+/*
  * Every FPDU goes out at once (no Nagle).  The receive buffer is fixed
  * at the stack's autotuning maximum: TCP grows it only for readers that
  * use recvmsg(), and placing from tcp_read_sock() would otherwise leave
@@ -60,6 +113,7 @@ static void kiwi_sock_tune(struct sock *sk)
 {
 	tcp_sock_set_nodelay(sk);
 	sock_set_rcvbuf(sk, READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_rmem[2]) / 2);
+	kiwi_sock_liveness(sk);
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 	/* READ responses may go out from softirq: not the task's frag. */
 	sk->sk_use_task_frag = false;

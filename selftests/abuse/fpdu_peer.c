@@ -56,6 +56,10 @@
  *                too, the harness drops its packets (netem) once it
  *                prints "reading stopped".  Always "ok": the verdict is
  *                the victim's.
+ *   idle         nothing after the MPA exchange, for -s seconds: the
+ *                harness then drops its packets (netem), a peer that died
+ *                with the connection idle.  Always "ok": the verdict is
+ *                the victim's.
  *   atomic_stale (-A) an Atomic Request, all but its CRC; -s seconds of
  *                silence while the victim (-S) swaps its region for a
  *                read-only page registered without access under the
@@ -467,6 +471,20 @@ static int read_stop(const struct victim_info *vi, int secs)
 	send_all(out, n);
 	printf("# sent a READ Request for %u bytes; reading stopped for %d s\n",
 	       ntohl(vi->len), secs);
+	fflush(stdout);
+	sleep(secs);
+	return 0;
+}
+
+/*
+ * The connection is up and the peer says nothing more, as a machine that
+ * has just died would: the harness drops its packets once this prints,
+ * and kiwi, with nothing to send, must find out by itself (peer_timeout:
+ * keepalive).
+ */
+static int idle(int secs)
+{
+	printf("# connected; idle for %d s\n", secs);
 	fflush(stdout);
 	sleep(secs);
 	return 0;
@@ -1710,6 +1728,7 @@ int main(int argc, char **argv)
 	    rep != listen_mode ||
 	    (strcmp(mode, "stall_write") && strcmp(mode, "read_flood") &&
 	     strcmp(mode, "read_stop") && strcmp(mode, "atomic_stale") &&
+	     strcmp(mode, "idle") &&
 	     strcmp(mode, "flood") && strcmp(mode, "hold") &&
 	     strcmp(mode, "markers_ok") && strcmp(mode, "interleave") &&
 	     strcmp(mode, "resp_interleave") &&
@@ -1720,7 +1739,7 @@ int main(int argc, char **argv)
 
 		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\n"
 			"       fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE[,rep_MODE...] [-s SECS]\n"
-			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood read_stop atomic_stale markers_ok interleave resp_interleave p2p_send_rtr p2p_send_rtr_payload");
+			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood read_stop idle atomic_stale markers_ok interleave resp_interleave p2p_send_rtr p2p_send_rtr_payload");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, " %s", scenarios[i].name);
 		fprintf(stderr, "\n-l modes:");
@@ -1761,6 +1780,8 @@ int main(int argc, char **argv)
 		rv = read_flood(&vi, count);
 	else if (!strcmp(mode, "read_stop"))
 		rv = read_stop(&vi, secs);
+	else if (!strcmp(mode, "idle"))
+		rv = idle(secs);
 	else if (!strcmp(mode, "atomic_stale"))
 		rv = atomic_stale(secs);
 	else if (!strcmp(mode, "markers_ok"))

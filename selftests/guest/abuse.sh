@@ -139,6 +139,13 @@
 #                 _noack: the peer also stops ACKing (netem drops all it
 #                 sends).  With the peer still silent, no endpoint or QP
 #                 is left within 15 s; once it is gone, no TCP socket
+#   vanish_*      a peer that dies (netem drops everything both ways, no
+#                 FIN, no RST) while kiwi is blocked sending an 8 MiB READ
+#                 response (vanish_read_stop) or idle (vanish_idle): with
+#                 peer_timeout 8 s, TCP gives the connection up (idle: the
+#                 endpoint aborted -ETIMEDOUT in kiwi's trace; sending: the
+#                 send fails, QP_FATAL) and the victim gets DISCONNECTED
+#                 within 20 s; nothing left
 #   bind_flood    two threads keep a QP's send queue full of unsignaled
 #                 window binds for 20 s (bindflood): no soft lockup, and
 #                 no bind call or heartbeat of the process waits 5 s
@@ -1183,6 +1190,73 @@ liveness() {
 		$((rc | vrc)) "$TMPD/v" "$TMPD/p"
 }
 
+# vanish MODE N: a peer machine that dies -- every packet dropped both
+# ways (netem on both veth ends), no FIN, no RST -- while kiwi's side is
+# busy (MODE read_stop: an 8 MiB READ response blocked in TCP by a zero
+# window, the probes unanswered) or idle (MODE idle: nothing to send).
+# Only TCP's timers can tell.  With peer_timeout at 8 s the connection
+# must end by itself, the victim get DISCONNECTED within 8 s +
+# VANISH_SLACK s of the drop, and nothing be left once the peer is gone.  Without peer_timeout (kiwi
+# 562adb0) the busy case ends at TCP's retransmission limit (about 15
+# minutes) and the idle one never: the victim's 60 s wait runs out.
+VANISH_SLACK=12
+vanish() {
+	local mode=$1 port=$((7480 + $2)) P=/sys/module/kiwi/parameters
+	local vpid ppid vrc=0 rc=0 why= t0 ms old
+	old=$(cat $P/peer_timeout 2>/dev/null)
+	echo 8 >$P/peer_timeout || why=" (no peer_timeout parameter)"
+	leak_mark
+	perf_trace_start
+	B timeout 120 "$BIN/victim" -a $SRV -p $port -L $((8 << 20)) -t 60 \
+		>"$TMPD/v" 2>&1 &
+	vpid=$!
+	wait_port $SRV $port || why="$why (victim not listening)"
+	A timeout 120 "$BIN/fpdu_peer" -a $SRV -p $port -m "$mode" -s 90 \
+		>"$TMPD/p" 2>&1 &
+	ppid=$!
+	for _ in $(seq 1 80); do
+		grep -qE 'reading stopped|idle for' "$TMPD/p" && break
+		sleep 0.25
+	done
+	A tc qdisc replace dev kv0 root netem loss 100%
+	B tc qdisc replace dev kv1 root netem loss 100%
+	t0=$(date +%s%N)
+	wait $vpid || vrc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	A tc qdisc del dev kv0 root 2>/dev/null
+	B tc qdisc del dev kv1 root 2>/dev/null
+	kill_tree $ppid
+	wait $ppid 2>/dev/null
+	# Idle, TCP's keepalive ends the connection: the endpoint is aborted
+	# with the socket's error.  Blocked sending, the zero-window probes'
+	# user timeout does, and the sender sees it first: the QP fails
+	# (QP_FATAL at the victim) and takes the endpoint down.
+	if [ "$mode" = idle ]; then
+		grep -q "kiwi1 ep .* abort status -110 " $TR/trace ||
+			why="$why (no kiwi1 endpoint aborted with -ETIMEDOUT in the trace)"
+	else
+		grep -q "kiwi1 ep .* close status -103 " $TR/trace &&
+			grep -q 'async event: local work queue catastrophic error' "$TMPD/v" ||
+			why="$why (no QP_FATAL at the victim and kiwi1 endpoint closed -ECONNABORTED)"
+	fi
+	[ $ms -le $(((8 + VANISH_SLACK) * 1000)) ] ||
+		why="$why (DISCONNECTED after ${ms} ms)"
+	[ -n "$why" ] || why=$(leak_left 15)
+	[ -z "$why" ] || rc=1
+	[ -z "$old" ] || echo "$old" >$P/peer_timeout
+	grep -hE 'READ Request|idle for|cm event|qp state|FAIL' "$TMPD/v" "$TMPD/p" |
+		sed 's/^# */# /'
+	grep -h ' abort \| close ' $TR/trace | sed 's/^ */# trace: /' | head -n 4
+	verdict "vanish_$mode: a peer that dies with kiwi's side $([ "$mode" = idle ] && echo "idle, peer_timeout 8 s: aborted -ETIMEDOUT" || echo "blocked sending, peer_timeout 8 s: the send failed, QP_FATAL"), DISCONNECTED ${ms} ms after the drop (bound $(((8 + VANISH_SLACK) * 1000))), nothing left$why" \
+		$((rc | vrc)) "$TMPD/v" "$TMPD/p"
+}
+
+case_vanish() {
+	modprobe sch_netem
+	vanish read_stop 0
+	vanish idle 1
+}
+
 # atomic_stale: an Atomic Request checked against a region that is then
 # deregistered, its STag reused (kiwi's test_stag_reuse) for a read-only
 # page registered with no access, before the request's CRC arrives
@@ -1314,6 +1388,7 @@ only case_teardown
 only case_read_teardown
 only case_atomic_stale
 only case_liveness
+only case_vanish
 only case_bind_flood
 only case_memcg
 only case_last_send
