@@ -124,6 +124,7 @@ u64 kiwi_ring_mmap_len(const struct kiwi_ring *r)
  */
 bool kiwi_ring_avail(const struct kiwi_ring *r, u32 cons, u32 *n)
 {
+	/* Pairs with the producer's release of prod (provider: publish()). */
 	*n = smp_load_acquire(&r->ctl->prod) - cons;
 	return *n <= r->size;
 }
