@@ -20,6 +20,8 @@
 #   make fresh-check a build-only and a full machine, each in a new Debian 12
 #                   chroot (scripts/fresh-check)
 #   make version    print the version this tree builds (scripts/version)
+#   make lint       checkpatch, shellcheck and the KIWI_* knob list (scripts/lint;
+#                   seconds, no guest; needs the test set's linux-source-6.1)
 #   make fuzz-verbs the stateful verbs fuzzer in a guest, KIWI_FUZZ_MINUTES (3) (build/fuzz-verbs/)
 #   make sanitizer-kernel  build (once) the KASAN/lockdep/UBSAN kernel of make check's sanitizer phase
 
@@ -51,7 +53,7 @@ ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod kconsumer provider siw deps deps-build deps-deb version demo check bench soak fuzz fuzz-verbs install deb uninstall clean help fresh-check sanitizer-kernel
+.PHONY: all kmod kconsumer provider siw deps deps-build deps-deb version lint demo check bench soak fuzz fuzz-verbs install deb uninstall clean help fresh-check sanitizer-kernel
 
 all: kmod kconsumer provider
 
@@ -77,6 +79,9 @@ deps-deb:
 
 version:
 	@$(CURDIR)/scripts/version
+
+lint:
+	$(CURDIR)/scripts/lint
 
 ifndef KIWI_DEPS_DONE
 .SECONDEXPANSION:

@@ -78,8 +78,8 @@ struct kiwi_ep {
 	u16 ird;
 	u16 ord;
 	bool crc;
-	bool large;			/* FPDUs beyond one segment: offered,
-					 * then agreed */
+	/* FPDUs beyond one segment: offered, then agreed */
+	bool large;
 	u16 rtr;			/* RTR message chosen (one bit) */
 	bool mk_rx;			/* our frame asks for markers */
 	bool mk_tx;			/* the peer's frame asked for them */

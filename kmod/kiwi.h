@@ -153,12 +153,17 @@ static inline void *kiwi_ring_slot(const struct kiwi_ring *r, u32 idx)
 /* We consumed up to @cons (SQ, RQ, SRQ): the slots are the producer's. */
 static inline void kiwi_ring_consumed(struct kiwi_ring *r, u32 cons)
 {
+	/* Pairs with the producer's acquire of cons (provider: space()). */
 	smp_store_release(&r->ctl->cons, cons);
 }
 
 /* We produced up to @prod (CQ; a kernel QP's own SQ and RQ). */
 static inline void kiwi_ring_produced(struct kiwi_ring *r, u32 prod)
 {
+	/*
+	 * Pairs with the consumer's acquire of prod: the provider's CQ
+	 * ready(), or kiwi_ring_avail() for a kernel QP's SQ and RQ.
+	 */
 	smp_store_release(&r->ctl->prod, prod);
 }
 
@@ -175,6 +180,7 @@ static inline u32 kiwi_ring_own_prod(const struct kiwi_ring *r)
 static inline bool kiwi_ring_unconsumed(const struct kiwi_ring *r, u32 prod,
 					u32 *n)
 {
+	/* Pairs with the consumer's release of cons (provider: consume()). */
 	*n = prod - smp_load_acquire(&r->ctl->cons);
 	return *n <= r->size;
 }
@@ -379,8 +385,8 @@ struct kiwi_sqe {
 	u32 num_sge;
 	u32 rkey;			/* remote STag (WRITE, READ) */
 	u64 raddr;			/* remote tagged offset */
-	u32 ex;				/* immediate, rkey to invalidate or
-					 * an atomic's Request Identifier */
+	/* immediate, rkey to invalidate or an atomic's Request Identifier */
+	u32 ex;
 	u64 compare_add;		/* atomic operands */
 	u64 swap;
 	struct kiwi_sge sge[KIWI_MAX_SGE];

@@ -42,6 +42,7 @@ static void kiwi_qp_publish_state(struct kiwi_qp *qp)
 	kiwi_ring_set_qp_state(&qp->sq_ring, state);
 	if (state != KIWI_QP_RTS)
 		kiwi_ring_set_flags(&qp->sq_ring, 0);
+	/* Pairs with the provider's fences in sq_published(), post_recv(). */
 	smp_mb();
 }
 

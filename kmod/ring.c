@@ -124,6 +124,10 @@ u64 kiwi_ring_mmap_len(const struct kiwi_ring *r)
  */
 bool kiwi_ring_avail(const struct kiwi_ring *r, u32 cons, u32 *n)
 {
+	/*
+	 * Pairs with the producer's release of prod: the provider's
+	 * publish(), or kiwi_ring_produced() for a kernel QP's SQ and RQ.
+	 */
 	*n = smp_load_acquire(&r->ctl->prod) - cons;
 	return *n <= r->size;
 }

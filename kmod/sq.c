@@ -528,6 +528,7 @@ static bool kiwi_sq_go_idle(struct kiwi_qp *qp)
 	if (!qp->user)
 		return true;
 	kiwi_ring_set_flags(&qp->sq_ring, 0);
+	/* Pairs with the full fence in the provider's sq_published(). */
 	smp_mb();
 	if (kiwi_sq_posted(qp, &sane) <= qp->sq_tx && sane)
 		return true;

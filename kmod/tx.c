@@ -337,13 +337,13 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
 		return kiwi_tx_read_req(qp, sock, sqe->sge[0].lkey,
 					sqe->sge[0].addr, sqe->bytes,
 					sqe->rkey, sqe->raddr);
-	} else if (kiwi_wr_is_atomic(sqe->opcode)) {
+	}
+	if (kiwi_wr_is_atomic(sqe->opcode)) {
 		/* Like a READ: outstanding before the request leaves. */
 		kiwi_sq_read_posted(qp, sqe);
 		return kiwi_tx_atomic_req(qp, sock, sqe, sqe->ex);
-	} else {
-		rv = kiwi_tx_message(qp, sock, sqe);
 	}
+	rv = kiwi_tx_message(qp, sock, sqe);
 	if (rv == -EINVAL) {
 		kiwi_sq_sent(qp, sqe, IB_WC_LOC_PROT_ERR);
 		return rv;

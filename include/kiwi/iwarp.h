@@ -294,8 +294,11 @@ static inline __u32 kiwi_term_ctrl(__u8 layer, __u8 etype, __u8 ecode)
  * transmit path read.
  */
 struct kiwi_op_desc {
-	__u8 hdr_len;		/* MPA length field + DDP/RDMAP header, with
-				 * a READ request's or TERMINATE's fixed part */
+	/*
+	 * MPA length field + DDP/RDMAP header, with a READ request's or
+	 * TERMINATE's fixed part
+	 */
+	__u8 hdr_len;
 	bool tagged;		/* DDP tagged buffer model */
 	__u8 qn;		/* untagged queue (enum kiwi_ddp_qn) */
 	bool single;		/* one segment only: L set on every FPDU */
@@ -343,8 +346,10 @@ static inline const struct kiwi_op_desc *kiwi_op(__u8 op)
 	return &kiwi_op_descs[op < KIWI_OP_MAX ? op : KIWI_OP_WRITE];
 }
 
-/* Bytes of an opcode's header, MPA length included; 0 if unknown
- * (or reserved: the holes in the table). */
+/*
+ * Bytes of an opcode's header, MPA length included; 0 if unknown
+ * (or reserved: the holes in the table).
+ */
 static inline __u32 kiwi_hdr_len(__u8 op)
 {
 	return op < KIWI_OP_MAX ? kiwi_op_descs[op].hdr_len : 0;

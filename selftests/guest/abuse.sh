@@ -531,6 +531,7 @@ start_hold() {
 start_mw_hold() {
 	local rc=0
 	B "$BIN/mw_conn" -H $SRV 7450 >"$TMPD/mws" 2>&1 &
+	# shellcheck disable=SC2034 # not waited for: pkill -x mw_conn ends it
 	MWPID=$!
 	wait_port $SRV 7450
 	A timeout 100 "$BIN/mw_conn" -c $SRV 7450 >"$TMPD/mwc" 2>&1 || rc=$?
@@ -657,7 +658,7 @@ peer_case() {
 # frmr_remap: an FRMR remapped under a stalled WRITE (issue 14, defect 4).
 # Needs vm/run --module selftests/kconsumer/kiwi_frmr_test.ko.
 case_frmr_remap() {
-	local P=/sys/module/kiwi_frmr_test/parameters rc=0 res= before why=
+	local P=/sys/module/kiwi_frmr_test/parameters rc=0 res='' before why=''
 	before=$(stat kiwi1 terminate_sent_ddp)
 	if ! B modprobe kiwi_frmr_test addr=$SRV port=7407 >"$TMPD/f" 2>&1; then
 		notok "frmr_remap: modprobe kiwi_frmr_test (vm/run --module selftests/kconsumer/kiwi_frmr_test.ko)"
@@ -910,6 +911,7 @@ case_unload() {
 				cat "$t/stack"
 			done
 			echo "device files open:"
+			# shellcheck disable=SC2010 # diagnostics: the link targets are what is matched
 			ls -l /proc/[0-9]*/fd 2>/dev/null | grep -E 'infiniband|rdma_cm'
 		} >>"$TMPD/u" 2>&1
 	else
@@ -935,6 +937,7 @@ mem_snapshot() {
 case_no_leaks() {
 	local now i rc=0
 	for i in $(seq 1 30); do
+		# shellcheck disable=SC2207 # numbers only: split on blanks by intent
 		now=($(mem_snapshot))
 		[ "${now[0]}" -le "${BASE[0]}" ] && [ "${now[1]}" -le "${BASE[1]}" ] &&
 			break
@@ -1085,7 +1088,7 @@ case_last_send() {
 # into the traffic VICTIM (server or client) gets SIGKILL.  The other
 # side must exit with an error within 30 s, and nothing may be left.
 kill_perf() {
-	local tool=$1 victim=$2 spid cpid vpid surv rc=0 why= t0 t1=$SECONDS i
+	local tool=$1 victim=$2 spid cpid vpid surv rc=0 why='' t0 t1=$SECONDS i
 	leak_mark
 	# Not A/B: $! must be the tool's pid (ip execs it), not a subshell's.
 	ip netns exec kwb "$tool" -R -d kiwi1 -F -s 1048576 -n 100000 \
@@ -1145,7 +1148,7 @@ case_kill_perf() {
 # peer is gone, no TCP socket either.
 liveness() {
 	local how=$1 noack=$2 port=$((7460 + ${3:-0})) vpid ppid vrc=0 rc=0
-	local what=stops reading why= e1 q1
+	local what="stops reading" why='' e1 q1
 	[ "$noack" = 1 ] && what="stops reading and ACKing"
 	leak_mark
 	B timeout 120 "$BIN/victim" -a $SRV -p $port -L $((8 << 20)) -X "$how" \
@@ -1298,7 +1301,7 @@ case_bind_flood() {
 # memory that appeared meanwhile (VmallocUsed) stays within the limit
 # plus one ring, and the cgroup's own peak within its limit.
 case_memcg() {
-	local cg=/sys/fs/cgroup rc=0 why= out n mib peak
+	local cg=/sys/fs/cgroup rc=0 why='' out n mib peak
 	mountpoint -q $cg || mount -t cgroup2 none $cg || { notok "memcg: no cgroup2"; return; }
 	echo +memory >$cg/cgroup.subtree_control 2>/dev/null
 	rmdir $cg/kiwi_memcg 2>/dev/null
@@ -1349,6 +1352,7 @@ only() {
 	"$@"
 }
 
+# shellcheck disable=SC2207 # numbers only: split on blanks by intent
 BASE=($(mem_snapshot))
 tap_setup "two namespaces, veth, kiwi0/kiwi1" \
 	"two namespaces, veth, kiwi0/kiwi1"

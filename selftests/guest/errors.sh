@@ -138,7 +138,7 @@ show() {
 # a program crashed or hung (those stay plain failures).
 run_case() {
 	local name=$1 exp=$2 want_s=$3 want_c=$4 title=$5 todo=${6:-}
-	local port why= hard= t0 spid src=none crc=none line l mark
+	local port why='' hard='' t0 spid src=none crc=none line l mark
 	if [ -n "$ONLY" ] && [[ ",$ONLY," != *",$name,"* ]]; then
 		return
 	fi

@@ -72,6 +72,7 @@ set -u
 # context on the CPU that sent it; unpinned, the client shared that CPU in
 # about one run of five.  kiwi sends from a CPU other than the client's
 # (kiwi_tx_kick()), so pinned, it never does.
+# shellcheck disable=SC2034 # read by lib.sh's perf_run
 PERF_PIN=1
 COUNT=${KIWI_RPING_COUNT:-200}
 ITERS=${KIWI_PERF_ITERS:-200}

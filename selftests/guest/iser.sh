@@ -135,6 +135,7 @@ login() {
 }
 
 logout() {
+	# shellcheck disable=SC2010 # sysfs names: sessionN
 	if timeout 60 iscsiadm -m node -T $IQN -p $ADDR:3260 -I iser --logout \
 		>"$TMPD/logout" 2>&1 &&
 	   ! ls /sys/class/iscsi_session/ 2>/dev/null | grep -q session; then

@@ -48,6 +48,7 @@ fi
 # Besides the default I/O queues (one per vCPU), two for writes only and
 # two polled ones (their CQs are IB_POLL_DIRECT: the block layer polls
 # kiwi's CQ from the submitting task).
+# shellcheck disable=SC2034 # read by lib.sh's nvme_connect
 NVME_OPTS=",nr_write_queues=2,nr_poll_queues=2"
 if nvme_connect; then
 	ok "nvme-rdma host connected: /dev/$NVME_DEV ($(cat "$(nvme_ctrl)/queue_count" 2>/dev/null || echo "?") queues with the admin queue)"
@@ -183,6 +184,7 @@ if ! nvme_connect; then
 	notok "link delete under NVMe: reconnect failed"
 	diag "$TMPD/conn"
 elif timeout 120 rdma link del kiwi0 >"$TMPD/ld" 2>&1; then
+	# shellcheck disable=SC2034 # a count of tries, not read
 	for i in $(seq 1 60); do
 		nvme_ctrl_present || break
 		sleep 0.5

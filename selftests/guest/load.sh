@@ -40,6 +40,7 @@ setup() {
 	kiwi_pair_up
 }
 
+# shellcheck disable=SC2207 # numbers only: split on blanks by intent
 BASE=($(mem_snapshot))
 tap_setup "kiwi max_qp=$N, two namespaces, veth" \
 	"kiwi max_qp=$N, two namespaces, veth"
@@ -69,6 +70,7 @@ else
 	notok "$N connections: $n of 4 clients connected all theirs"
 	tail -n 3 "$TMPD"/c? "$TMPD"/s* | diag
 fi
+# shellcheck disable=SC2207 # numbers only: split on blanks by intent
 HELD=($(mem_snapshot))
 echo "# kernel memory with $N connected QP pairs: slab +$(( (HELD[1] - BASE[1]) )) KiB ($(( (HELD[1] - BASE[1]) * 1024 / N )) B per pair, both ends, incl. TCP), TCP sockets ${HELD[0]}"
 
@@ -99,6 +101,7 @@ else
 	diag "$TMPD/u"
 fi
 for _ in $(seq 1 30); do
+	# shellcheck disable=SC2207 # numbers only: split on blanks by intent
 	NOW=($(mem_snapshot))
 	[ "${NOW[0]}" -le "${BASE[0]}" ] && break
 	sleep 1

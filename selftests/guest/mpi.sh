@@ -73,6 +73,7 @@ run_variant() {
 	local v=$1 mca=() a0 b0 a1 b1 rc=0
 	case $v in
 	openib)
+		# shellcheck disable=SC2054 # openib,self is one value
 		mca=(--mca pml ob1 --mca btl openib,self
 		     --mca btl_openib_cpc_include rdmacm
 		     --mca btl_openib_allow_ib 1) ;;

@@ -187,6 +187,7 @@ sampler() {
 	echo "soak-sample $m $(mem_line)"
 }
 
+# shellcheck disable=SC2207 # numbers only: split on blanks by intent
 BASE=($(mem_line))
 tap_setup "kiwi0/kiwi1 on veth with netem, kiwi2 with NVMe over RDMA" \
 	"kiwi0/kiwi1 on veth with netem, kiwi2 with NVMe over RDMA"
@@ -221,6 +222,7 @@ if [ "$total" -gt 0 ] && [ "$failed" -eq 0 ]; then
 	ok "all $total rounds passed: $summary"
 else
 	notok "$failed of $total rounds failed: $summary"
+	# shellcheck disable=SC2010 # our own file names, bad-<case>-<n>
 	ls "$TMPD"/bad-* | grep -vE 'no_listener|rping_exit_race' | xargs cat | tail -n 400 | diag
 fi
 # Bounded: the second half's slab peak against the first half's.
@@ -241,6 +243,7 @@ else
 	diag "$TMPD/u"
 fi
 sleep 5
+# shellcheck disable=SC2207 # numbers only: split on blanks by intent
 NOW=($(mem_line))
 echo "# after unload: slab ${NOW[0]} KiB (baseline ${BASE[0]}), TCP ${NOW[2]} (baseline ${BASE[2]})"
 if kiwi_leak_check "$KTEXT" "$TMPD/leaked" &&
