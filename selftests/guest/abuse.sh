@@ -1205,7 +1205,7 @@ liveness() {
 VANISH_SLACK=12
 vanish() {
 	local mode=$1 port=$((7480 + $2)) P=/sys/module/kiwi/parameters
-	local vpid ppid vrc=0 rc=0 why= t0 ms old
+	local vpid ppid vrc=0 rc=0 why='' t0 ms old
 	old=$(cat $P/peer_timeout 2>/dev/null)
 	echo 8 >$P/peer_timeout || why=" (no peer_timeout parameter)"
 	leak_mark
