@@ -13,6 +13,8 @@
 #                   make deps-build (make, make install), deps-deb (make deb)
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
 #   make check      run every test (last line: "N passed, N failed, N skipped")
+#   make check-2host kiwi between two guests, 6.1 and 6.12, over a virtual NIC
+#                   (selftests/check-2host; build/check-2host/)
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
@@ -29,7 +31,7 @@
 # need the newest Debian 6.1 headers (the guest boots that kernel); a
 # plain `make` takes the running kernel's when they are installed, else
 # those 6.1 ones.
-GUEST_GOALS := demo check bench soak fuzz-verbs
+GUEST_GOALS := demo check check-2host bench soak fuzz-verbs
 NEWEST_61 := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
 RUNNING_KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
 ifneq ($(filter $(GUEST_GOALS),$(MAKECMDGOALS)),)
@@ -45,7 +47,7 @@ JOBS ?= $(shell nproc)
 # installs GOAL's set and then runs GOAL in a second make, which looks for
 # the kernel headers afresh: this one looked before they were installed.
 # A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
-WITH_DEPS := demo check bench soak fuzz fuzz-verbs install deb sanitizer-kernel
+WITH_DEPS := demo check check-2host bench soak fuzz fuzz-verbs install deb sanitizer-kernel
 deps_for = $(if $(filter install,$(1)),deps-build,$(if $(filter deb,$(1)),deps-deb,deps))
 
 export BUILD
@@ -53,7 +55,7 @@ ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod kconsumer provider siw deps deps-build deps-deb version lint demo check bench soak fuzz fuzz-verbs install deb uninstall clean help fresh-check sanitizer-kernel
+.PHONY: all kmod kconsumer provider siw deps deps-build deps-deb version lint demo check check-2host bench soak fuzz fuzz-verbs install deb uninstall clean help fresh-check sanitizer-kernel
 
 all: kmod kconsumer provider
 
@@ -93,6 +95,9 @@ demo: all
 
 check: all siw
 	$(CURDIR)/selftests/check
+
+check-2host: all
+	$(CURDIR)/selftests/check-2host
 
 bench: all siw
 	$(CURDIR)/scripts/bench
