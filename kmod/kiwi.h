@@ -22,6 +22,7 @@
 #include <kiwi/iwarp.h>
 #include <kiwi/framer.h>
 #include <kiwi/markers.h>
+#include <kiwi/qpfsm.h>
 #include <kiwi/rdmap.h>
 #include <kiwi/wqe.h>
 
@@ -340,15 +341,6 @@ struct kiwi_srq {
 	u32 max_sge;
 	u32 head;			/* consumed (free-running) */
 	u32 limit;			/* srq_limit; 0 = disarmed */
-};
-
-/* iWARP verbs QP states (RDMAC verbs 6.2), as mirrored to user space. */
-enum kiwi_qp_state {
-	KIWI_QP_IDLE = KIWI_UQP_IDLE,
-	KIWI_QP_RTS = KIWI_UQP_RTS,
-	KIWI_QP_CLOSING = KIWI_UQP_CLOSING,
-	KIWI_QP_TERMINATE = KIWI_UQP_TERMINATE,
-	KIWI_QP_ERROR = KIWI_UQP_ERROR,
 };
 
 /* Per-SQE transmit progress, owned by the send path. */

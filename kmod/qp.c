@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kiwi: queue pairs -- the verbs (create, modify, query, destroy), the
- * QP state machine and its one writer (kiwi_qp_next()), and the events
- * the connection and the data path report (connected, disconnected,
- * protocol error, peer TERMINATE).  The send queue engine is sq.c, the
+ * QP state machine's one writer (kiwi_qp_next(), driven by the table of
+ * include/kiwi/qpfsm.h), and the events the connection and the data
+ * path report (connected, disconnected, protocol error, peer TERMINATE).  The send queue engine is sq.c, the
  * receive queues and SRQs rq.c, work request posting post.c.
  *
  * Send queues, receive queues and SRQs are rings in the format of
@@ -46,74 +46,71 @@ static void kiwi_qp_publish_state(struct kiwi_qp *qp)
 	smp_mb();
 }
 
-static const char *const kiwi_qp_state_names[] = {
-	[KIWI_QP_IDLE] = "IDLE",
-	[KIWI_QP_RTS] = "RTS",
-	[KIWI_QP_CLOSING] = "CLOSING",
-	[KIWI_QP_TERMINATE] = "TERMINATE",
-	[KIWI_QP_ERROR] = "ERROR",
-};
+/* The table's IB states are the kernel's (and the uverbs ABI's). */
+#define KIWI_IBS_IS(s)	((int)KIWI_IBS_##s == (int)IB_QPS_##s)
+static_assert(KIWI_IBS_IS(RESET) && KIWI_IBS_IS(INIT) && KIWI_IBS_IS(RTR) &&
+	      KIWI_IBS_IS(RTS) && KIWI_IBS_IS(SQD) && KIWI_IBS_IS(SQE) &&
+	      KIWI_IBS_IS(ERR));
 
 /*
- * @qp went from iWARP state @from to @to: the kiwi_qp_state tracepoint
- * and, with dynamic debug on (module kiwi +p), a kernel log line.
+ * @qp went from iWARP state @from to @to on @ev: the kiwi_qp_state
+ * tracepoint and, with dynamic debug on (module kiwi +p), a kernel log
+ * line.
  */
-static void kiwi_qp_state_event(struct kiwi_qp *qp, int from, int to)
+static void kiwi_qp_state_event(struct kiwi_qp *qp, enum kiwi_qp_event ev,
+				int from, int to)
 {
 	if (from == to)
 		return;
 	trace_kiwi_qp_state(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
-			    from, to);
-	ibdev_dbg(qp->ibqp.device, "QP %u: %s -> %s\n", qp->ibqp.qp_num,
-		  kiwi_qp_state_names[from], kiwi_qp_state_names[to]);
+			    from, to, ev);
+	ibdev_dbg(qp->ibqp.device, "QP %u: %s -> %s on %s\n", qp->ibqp.qp_num,
+		  kiwi_qp_state_name(from), kiwi_qp_state_name(to),
+		  kiwi_qp_event_name(ev));
 }
 
-#define KIWI_QPS(s)	BIT(KIWI_QP_##s)
-#define KIWI_QPS_ANY	(KIWI_QPS(IDLE) | KIWI_QPS(RTS) | KIWI_QPS(CLOSING) | \
-			 KIWI_QPS(TERMINATE) | KIWI_QPS(ERROR))
+/*
+ * Event @ev is illegal for @qp in @state: counted in
+ * qp_illegal_transitions, which counts exactly these refusals.
+ */
+static void kiwi_qp_refused(struct kiwi_qp *qp, unsigned int ev, int state)
+{
+	kiwi_qp_stat_add(qp, KIWI_STAT_QP_BAD_TRANSITION, 1);
+	ibdev_dbg(qp->ibqp.device, "QP %u: %s refused in %s\n",
+		  qp->ibqp.qp_num, kiwi_qp_event_name(ev),
+		  kiwi_qp_state_name(state));
+}
 
 /*
- * The iWARP QP state machine (RFC 5040 section 6 and the verbs): where
- * each state may go.  IDLE covers the IB states RESET, INIT and RTR
- * (no connection yet), RTS is connected, CLOSING a graceful close
- * (IB SQD) under way, TERMINATE a TERMINATE sent or received.  IDLE to
- * IDLE moves among RESET, INIT and RTR; ERROR to ERROR repeats an error.
+ * The one function that changes a QP's state: event @ev, looked up for
+ * the current state in the table (include/kiwi/qpfsm.h) and applied in
+ * one atomic step.  Returns the actions (KIWI_QPA_*) the transition asks
+ * the caller to perform -- 0 if the table ignores @ev in this state --
+ * or -EINVAL, counted, if the table refuses it.  The modify verbs' and
+ * the CM's events hold state_lock; the data path's come from any
+ * context, and the compare-and-exchange orders them.
  */
-static const u8 kiwi_qp_next_ok[] = {
-	[KIWI_QP_IDLE] = KIWI_QPS(IDLE) | KIWI_QPS(RTS) | KIWI_QPS(ERROR),
-	[KIWI_QP_RTS] = KIWI_QPS(CLOSING) | KIWI_QPS(TERMINATE) |
-			KIWI_QPS(ERROR),
-	[KIWI_QP_CLOSING] = KIWI_QPS(TERMINATE) | KIWI_QPS(ERROR) |
-			    KIWI_QPS(IDLE),
-	[KIWI_QP_TERMINATE] = KIWI_QPS(ERROR) | KIWI_QPS(IDLE),
-	[KIWI_QP_ERROR] = KIWI_QPS(ERROR) | KIWI_QPS(IDLE),
-};
-
-/*
- * The one function that changes a QP's state: from any of the states in
- * @from (a mask of KIWI_QPS()) to @to, with @ib_to as the IB state, in
- * one atomic step.  Returns the state left, or -EAGAIN if the QP is not
- * in @from (it moved first: a race the caller expects), or -EINVAL,
- * counted, if the table forbids the move.  Any context.
- */
-static int kiwi_qp_next(struct kiwi_qp *qp, unsigned int from,
-			enum kiwi_qp_state to, enum ib_qp_state ib_to)
+static int kiwi_qp_next(struct kiwi_qp *qp, enum kiwi_qp_event ev)
 {
 	u32 old = READ_ONCE(qp->st);
+	struct kiwi_qpfsm_step step;
 	enum kiwi_qp_state cur;
 
+	if (kiwi_qpfsm_locked(ev))
+		lockdep_assert_held(&qp->state_lock);
 	do {
 		cur = old & 0xff;
-		if (!(from & BIT(cur)))
-			return -EAGAIN;
-		if (!(kiwi_qp_next_ok[cur] & BIT(to))) {
-			kiwi_qp_stat_add(qp, KIWI_STAT_QP_BAD_TRANSITION, 1);
+		step = kiwi_qpfsm(cur, ev);
+		if (!step.legal) {
+			kiwi_qp_refused(qp, ev, cur);
 			return -EINVAL;
 		}
-	} while (!try_cmpxchg(&qp->st, &old, KIWI_QP_ST(to, ib_to)));
-	kiwi_qp_state_event(qp, cur, to);
+		if (!(step.act & KIWI_QPA_WRITE))
+			return 0;
+	} while (!try_cmpxchg(&qp->st, &old, KIWI_QP_ST(step.next, step.ib)));
+	kiwi_qp_state_event(qp, ev, cur, step.next);
 	kiwi_qp_publish_state(qp);
-	return cur;
+	return step.act;
 }
 
 /* ---- reference counting (shared with the iw_cm) ---- */
@@ -280,31 +277,79 @@ static void kiwi_qp_fatal_event(struct kiwi_qp *qp)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* Leave RTS for good from the data path (any context). */
-static bool kiwi_qp_kill(struct kiwi_qp *qp)
+/* Status for the requester's failed WR, from the peer's TERMINATE. */
+static enum ib_wc_status kiwi_term_status(u32 ctrl)
 {
-	if (kiwi_qp_next(qp, KIWI_QPS(RTS) | KIWI_QPS(CLOSING),
-			 KIWI_QP_TERMINATE, IB_QPS_ERR) < 0)
-		return false;
-	kiwi_qp_flush_rq(qp);
-	return true;
+	u8 layer = ctrl >> KIWI_TERM_LAYER_SHIFT;
+	u8 etype = (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
+
+	if ((layer == KIWI_TL_RDMAP && etype == KIWI_RT_PROTECTION) ||
+	    (layer == KIWI_TL_DDP && etype == KIWI_DT_TAGGED))
+		return IB_WC_REM_ACCESS_ERR;
+	if (layer == KIWI_TL_DDP && etype == KIWI_DT_UNTAGGED)
+		return IB_WC_REM_INV_REQ_ERR;
+	return IB_WC_REM_OP_ERR;
+}
+
+/* Fail the oldest transmitted WR with @status (the peer's TERMINATE). */
+static void kiwi_qp_fail_oldest(struct kiwi_qp *qp, enum ib_wc_status status)
+{
+	unsigned long flags;
+	u32 i;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (i = 0; i < qp->sq_tx; i++) {
+		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
+
+		if (slot->state != KIWI_SQE_DONE) {
+			slot->state = KIWI_SQE_DONE;
+			slot->status = status;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+/*
+ * The data path's error @ev (any context): leave RTS or CLOSING for
+ * TERMINATE and do what the table asks -- flush the RQ, queue the
+ * TERMINATE @term_ctrl or fail the oldest WR with the peer's, tell the
+ * consumer, have the CM abort the connection.  Nothing if the QP had
+ * already left (the first error won) or was never connected.
+ */
+static void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_qp_event ev,
+			 u32 term_ctrl)
+{
+	int act = kiwi_qp_next(qp, ev);
+
+	if (act <= 0)
+		return;
+	if (act & KIWI_QPA_FLUSH_RQ)
+		kiwi_qp_flush_rq(qp);
+	if (act & KIWI_QPA_SEND_TERM) {
+		qp->tx.term_ctrl = term_ctrl;
+		WRITE_ONCE(qp->tx.term_pending, true);
+		kiwi_tx_kick(qp);
+	}
+	if (act & KIWI_QPA_FAIL_WR)
+		kiwi_qp_fail_oldest(qp, kiwi_term_status(term_ctrl));
+	if (act & KIWI_QPA_FATAL)
+		kiwi_qp_fatal_event(qp);
+	if (act & KIWI_QPA_ABORT)
+		kiwi_cm_qp_closing(qp, true);
 }
 
 /*
  * A protocol error was detected locally: send TERMINATE with the given
- * code, move to error, and have the CM abort the connection.
+ * code (not for a failed TCP stream, which cannot carry it), move to
+ * error, and have the CM abort the connection.
  */
 void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
 {
-	if (!kiwi_qp_kill(qp))
-		return;
-	if (layer != KIWI_TL_LLP || ecode != KIWI_LC_TCP_ERR) {
-		qp->tx.term_ctrl = kiwi_term_ctrl(layer, etype, ecode);
-		WRITE_ONCE(qp->tx.term_pending, true);
-		kiwi_tx_kick(qp);
-	}
-	kiwi_qp_fatal_event(qp);
-	kiwi_cm_qp_closing(qp, true);
+	bool llp = layer == KIWI_TL_LLP && ecode == KIWI_LC_TCP_ERR;
+
+	kiwi_qp_fail(qp, llp ? KIWI_QPE_LLP_ERROR : KIWI_QPE_LOCAL_ERROR,
+		     kiwi_term_ctrl(layer, etype, ecode));
 }
 
 /* The next QP after number *@qpn, referenced (as kiwi_qp_lookup()). */
@@ -340,42 +385,10 @@ void kiwi_qp_fail_all(struct kiwi_device *kdev)
 	}
 }
 
-/* Status for the requester's failed WR, from the peer's TERMINATE. */
-static enum ib_wc_status kiwi_term_status(u32 ctrl)
-{
-	u8 layer = ctrl >> KIWI_TERM_LAYER_SHIFT;
-	u8 etype = (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
-
-	if ((layer == KIWI_TL_RDMAP && etype == KIWI_RT_PROTECTION) ||
-	    (layer == KIWI_TL_DDP && etype == KIWI_DT_TAGGED))
-		return IB_WC_REM_ACCESS_ERR;
-	if (layer == KIWI_TL_DDP && etype == KIWI_DT_UNTAGGED)
-		return IB_WC_REM_INV_REQ_ERR;
-	return IB_WC_REM_OP_ERR;
-}
-
 /* The peer terminated: fail the oldest transmitted WR with its reason. */
 void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl)
 {
-	enum ib_wc_status status = kiwi_term_status(term_ctrl);
-	unsigned long flags;
-	u32 i;
-
-	if (!kiwi_qp_kill(qp))
-		return;
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	for (i = 0; i < qp->sq_tx; i++) {
-		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
-
-		if (slot->state != KIWI_SQE_DONE) {
-			slot->state = KIWI_SQE_DONE;
-			slot->status = status;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	kiwi_qp_fatal_event(qp);
-	kiwi_cm_qp_closing(qp, true);
+	kiwi_qp_fail(qp, KIWI_QPE_TERMINATE_RECEIVED, term_ctrl);
 }
 
 /* The CM has an established MPA connection for this QP. */
@@ -384,9 +397,12 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		      u8 rtr)
 {
 	int rv = 0;
+	int act;
 
 	mutex_lock(&qp->state_lock);
-	if (kiwi_qp_state(qp) != KIWI_QP_IDLE || qp->ep) {
+	/* Only an IDLE QP bound to no other endpoint: checked first. */
+	if (qp->ep || !kiwi_qpfsm(kiwi_qp_state(qp), KIWI_QPE_CONNECTED).legal) {
+		kiwi_qp_refused(qp, KIWI_QPE_CONNECTED, kiwi_qp_state(qp));
 		rv = -EINVAL;
 		goto out;
 	}
@@ -411,34 +427,24 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	WRITE_ONCE(qp->sock, sock);
 	WRITE_ONCE(qp->ep, ep);
 	/* IDLE changes only under state_lock: this cannot fail. */
-	WARN_ON_ONCE(kiwi_qp_next(qp, KIWI_QPS(IDLE), KIWI_QP_RTS,
-				  IB_QPS_RTS) < 0);
-	/* WQEs posted before the connection are sent now. */
-	kiwi_ring_set_flags(&qp->sq_ring, KIWI_RING_F_BUSY);
-	kiwi_tx_start(qp);
+	act = kiwi_qp_next(qp, KIWI_QPE_CONNECTED);
+	WARN_ON_ONCE(act < 0);
+	if (act > 0 && (act & KIWI_QPA_START_TX)) {
+		/* WQEs posted before the connection are sent now. */
+		kiwi_ring_set_flags(&qp->sq_ring, KIWI_RING_F_BUSY);
+		kiwi_tx_start(qp);
+	}
 out:
 	mutex_unlock(&qp->state_lock);
 	return rv;
 }
 
 /*
- * The connection is going away (CM context, socket still attached):
- * stop transmit, flush everything.  A pending TERMINATE gets a short
- * chance to leave first.  The QP stays bound to the endpoint (qp->ep)
- * until kiwi_qp_unbind(), once the socket no longer calls the receive
- * path: until then it cannot be reset or connected again.
+ * Stop transmit on @sock for good: a pending TERMINATE gets a short
+ * chance to leave first, then the socket is shut down and detached.
  */
-void kiwi_qp_disconnected(struct kiwi_qp *qp)
+static void kiwi_qp_drain(struct kiwi_qp *qp, struct socket *sock)
 {
-	struct socket *sock;
-
-	mutex_lock(&qp->state_lock);
-	sock = qp->sock;
-	kiwi_qp_next(qp, KIWI_QPS_ANY, KIWI_QP_ERROR, IB_QPS_ERR);
-	mutex_unlock(&qp->state_lock);
-	if (!sock)
-		return;
-
 	/*
 	 * Until the TERMINATE is out and the sender has let go of the
 	 * socket: the worker wakes tx.idle after releasing tx.mutex.  At
@@ -463,9 +469,32 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 	mutex_unlock(&qp->state_lock);
 	mutex_unlock(&qp->tx.mutex);
 	flush_work(&qp->tx.work);
+}
 
-	kiwi_qp_flush_rq(qp);
-	kiwi_qp_flush_sq(qp);
+/*
+ * The connection is going away (CM context, socket still attached):
+ * stop transmit, flush everything.  The QP stays bound to the endpoint
+ * (qp->ep) until kiwi_qp_unbind(), once the socket no longer calls the
+ * receive path: until then it cannot be reset or connected again.
+ */
+void kiwi_qp_disconnected(struct kiwi_qp *qp)
+{
+	struct socket *sock;
+	int act;
+
+	mutex_lock(&qp->state_lock);
+	sock = qp->sock;
+	act = kiwi_qp_next(qp, KIWI_QPE_DISCONNECTED);
+	mutex_unlock(&qp->state_lock);
+	/* Never refused; without a socket nothing was started. */
+	if (!sock || act <= 0)
+		return;
+	if (act & KIWI_QPA_DRAIN)
+		kiwi_qp_drain(qp, sock);
+	if (act & KIWI_QPA_FLUSH_RQ)
+		kiwi_qp_flush_rq(qp);
+	if (act & KIWI_QPA_FLUSH_SQ)
+		kiwi_qp_flush_sq(qp);
 }
 
 /*
@@ -737,68 +766,55 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 /* ---- state machine ---- */
 
+/* modify_qp's target states as events. */
+static const u8 kiwi_qp_modify_event[] = {
+	[IB_QPS_RESET] = KIWI_QPE_MODIFY_RESET,
+	[IB_QPS_INIT] = KIWI_QPE_MODIFY_INIT,
+	[IB_QPS_RTR] = KIWI_QPE_MODIFY_RTR,
+	[IB_QPS_RTS] = KIWI_QPE_MODIFY_RTS,
+	[IB_QPS_SQD] = KIWI_QPE_MODIFY_SQD,
+	[IB_QPS_SQE] = KIWI_QPE_MODIFY_SQE,
+	[IB_QPS_ERR] = KIWI_QPE_MODIFY_ERR,
+};
+
 /*
- * modify_qp's state change, under qp->state_lock.  The iWARP rules: only
- * the CM makes a QP RTS (a connection); SQD starts a graceful close;
- * ERR aborts; RESET needs the connection wholly gone (receive path let
- * go, kiwi_qp_unbind()).
+ * modify_qp's state change, under qp->state_lock: the table decides
+ * (only the CM makes a QP RTS; SQD starts a graceful close; ERR aborts),
+ * and RESET also needs the connection wholly gone (receive path let go,
+ * kiwi_qp_unbind()).  Refusals are counted.
  */
 static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 {
-	enum ib_qp_state from = kiwi_qp_ib_state(qp);
-	int rv;
+	unsigned int ev = KIWI_QPE_NEVENTS;	/* unknown: refused */
+	int act;
 
 	lockdep_assert_held(&qp->state_lock);
-
-	switch (to) {
-	case IB_QPS_RESET:
-		/* Not while a connection (its receive path) still holds it. */
-		if (qp->sock || qp->ep)
-			return -EINVAL;
-		rv = kiwi_qp_next(qp, KIWI_QPS_ANY & ~KIWI_QPS(RTS),
-				  KIWI_QP_IDLE, IB_QPS_RESET);
-		if (rv < 0)
-			return -EINVAL;
+	if ((unsigned int)to < ARRAY_SIZE(kiwi_qp_modify_event))
+		ev = kiwi_qp_modify_event[to];
+	/* Not while a connection (its receive path) still holds it. */
+	if (ev == KIWI_QPE_MODIFY_RESET && (qp->sock || qp->ep)) {
+		kiwi_qp_refused(qp, ev, kiwi_qp_state(qp));
+		return -EINVAL;
+	}
+	act = kiwi_qp_next(qp, ev);
+	if (act < 0)
+		return -EINVAL;
+	if (act & KIWI_QPA_RESET) {
 		qp->cq_overflow = false;
 		qp->sq_failed = false;	/* no WR is outstanding in RESET */
 		kiwi_rx_reset(qp);
 		kiwi_qp_reset_msn(qp);
-		return 0;
-	case IB_QPS_INIT:
-	case IB_QPS_RTR:
-		if (from != IB_QPS_RESET && from != IB_QPS_INIT &&
-		    from != IB_QPS_RTR)
-			return -EINVAL;
-		rv = kiwi_qp_next(qp, KIWI_QPS(IDLE), KIWI_QP_IDLE, to);
-		return rv < 0 ? -EINVAL : 0;
-	case IB_QPS_RTS:
-		/* Only a connection (the CM) makes an iWARP QP RTS. */
-		return kiwi_qp_state(qp) == KIWI_QP_RTS ? 0 : -EINVAL;
-	case IB_QPS_SQD:
-		/*
-		 * librdmacm's rdma_disconnect() asks for SQD even when the
-		 * peer has already closed or the QP has failed: the
-		 * connection is going down as asked, so that is no error.
-		 * A TERMINATE racing this wins either way (kiwi_qp_next()).
-		 */
-		rv = kiwi_qp_next(qp, KIWI_QPS(RTS), KIWI_QP_CLOSING,
-				  IB_QPS_SQD);
-		if (rv >= 0)
-			kiwi_cm_qp_closing(qp, false);
-		else if (kiwi_qp_state(qp) == KIWI_QP_IDLE)
-			return -EINVAL;
-		return 0;
-	case IB_QPS_ERR:
-		kiwi_qp_next(qp, KIWI_QPS_ANY, KIWI_QP_ERROR, IB_QPS_ERR);
-		kiwi_qp_flush_rq(qp);
-		if (qp->sock)
-			kiwi_cm_qp_closing(qp, true);	/* SQ flushed then */
-		else
-			kiwi_qp_flush_sq(qp);
-		return 0;
-	default:
-		return -EINVAL;
 	}
+	if (act & KIWI_QPA_CLOSE)
+		kiwi_cm_qp_closing(qp, false);
+	if (act & KIWI_QPA_FLUSH_RQ)
+		kiwi_qp_flush_rq(qp);
+	/* With a connection the SQ is flushed when it is gone. */
+	if ((act & KIWI_QPA_ABORT) && qp->sock)
+		kiwi_cm_qp_closing(qp, true);
+	else if (act & KIWI_QPA_FLUSH_SQ)
+		kiwi_qp_flush_sq(qp);
+	return 0;
 }
 
 int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -827,11 +843,9 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 	}
 	if (mask & IB_QP_STATE) {
-		rv = kiwi_qp_set_state(qp, attr->qp_state);
-		if (rv) {
-			kiwi_qp_stat_add(qp, KIWI_STAT_QP_BAD_TRANSITION, 1);
+		rv = kiwi_qp_set_state(qp, attr->qp_state);	/* counted */
+		if (rv)
 			goto out;
-		}
 	}
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access = attr->qp_access_flags;

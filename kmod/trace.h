@@ -29,6 +29,25 @@
 #include <linux/socket.h>
 #include <linux/tracepoint.h>
 
+/* Enum names for tools that read the format file (trace-cmd, perf). */
+TRACE_DEFINE_ENUM(KIWI_QP_IDLE);
+TRACE_DEFINE_ENUM(KIWI_QP_RTS);
+TRACE_DEFINE_ENUM(KIWI_QP_CLOSING);
+TRACE_DEFINE_ENUM(KIWI_QP_TERMINATE);
+TRACE_DEFINE_ENUM(KIWI_QP_ERROR);
+TRACE_DEFINE_ENUM(KIWI_QPE_MODIFY_RESET);
+TRACE_DEFINE_ENUM(KIWI_QPE_MODIFY_INIT);
+TRACE_DEFINE_ENUM(KIWI_QPE_MODIFY_RTR);
+TRACE_DEFINE_ENUM(KIWI_QPE_MODIFY_RTS);
+TRACE_DEFINE_ENUM(KIWI_QPE_MODIFY_SQD);
+TRACE_DEFINE_ENUM(KIWI_QPE_MODIFY_SQE);
+TRACE_DEFINE_ENUM(KIWI_QPE_MODIFY_ERR);
+TRACE_DEFINE_ENUM(KIWI_QPE_CONNECTED);
+TRACE_DEFINE_ENUM(KIWI_QPE_DISCONNECTED);
+TRACE_DEFINE_ENUM(KIWI_QPE_LOCAL_ERROR);
+TRACE_DEFINE_ENUM(KIWI_QPE_LLP_ERROR);
+TRACE_DEFINE_ENUM(KIWI_QPE_TERMINATE_RECEIVED);
+
 #define kiwi_show_qp_state(s)						\
 	__print_symbolic(s, { KIWI_QP_IDLE, "IDLE" },			\
 			 { KIWI_QP_RTS, "RTS" },			\
@@ -36,25 +55,46 @@
 			 { KIWI_QP_TERMINATE, "TERMINATE" },		\
 			 { KIWI_QP_ERROR, "ERROR" })
 
-/* A QP's iWARP state changed (RDMAC verbs states, as rings.rst has them). */
+/* The events of include/kiwi/qpfsm.h, by the names it gives them. */
+#define kiwi_show_qp_event(e)						\
+	__print_symbolic(e, { KIWI_QPE_MODIFY_RESET, "MODIFY_RESET" },	\
+			 { KIWI_QPE_MODIFY_INIT, "MODIFY_INIT" },	\
+			 { KIWI_QPE_MODIFY_RTR, "MODIFY_RTR" },		\
+			 { KIWI_QPE_MODIFY_RTS, "MODIFY_RTS" },		\
+			 { KIWI_QPE_MODIFY_SQD, "MODIFY_SQD" },		\
+			 { KIWI_QPE_MODIFY_SQE, "MODIFY_SQE" },		\
+			 { KIWI_QPE_MODIFY_ERR, "MODIFY_ERR" },		\
+			 { KIWI_QPE_CONNECTED, "CONNECTED" },		\
+			 { KIWI_QPE_DISCONNECTED, "DISCONNECTED" },	\
+			 { KIWI_QPE_LOCAL_ERROR, "LOCAL_ERROR" },	\
+			 { KIWI_QPE_LLP_ERROR, "LLP_ERROR" },		\
+			 { KIWI_QPE_TERMINATE_RECEIVED, "TERMINATE_RECEIVED" })
+
+/*
+ * A QP's iWARP state changed (RDMAC verbs states, as rings.rst has them)
+ * on an event of the state machine (include/kiwi/qpfsm.h).
+ */
 TRACE_EVENT(kiwi_qp_state,
-	TP_PROTO(const char *dev, u32 qpn, int from, int to),
-	TP_ARGS(dev, qpn, from, to),
+	TP_PROTO(const char *dev, u32 qpn, int from, int to, int event),
+	TP_ARGS(dev, qpn, from, to, event),
 	TP_STRUCT__entry(
 		__string(dev, dev)
 		__field(u32, qpn)
 		__field(int, from)
 		__field(int, to)
+		__field(int, event)
 	),
 	TP_fast_assign(
 		kiwi_assign_str(dev, dev);
 		__entry->qpn = qpn;
 		__entry->from = from;
 		__entry->to = to;
+		__entry->event = event;
 	),
-	TP_printk("%s qp %u %s -> %s", __get_str(dev), __entry->qpn,
+	TP_printk("%s qp %u %s -> %s on %s", __get_str(dev), __entry->qpn,
 		  kiwi_show_qp_state(__entry->from),
-		  kiwi_show_qp_state(__entry->to))
+		  kiwi_show_qp_state(__entry->to),
+		  kiwi_show_qp_event(__entry->event))
 );
 
 /* A TERMINATE went out (@sent) or came in: RFC 5040 layer/type/code. */
