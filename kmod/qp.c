@@ -796,6 +796,10 @@ static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 		kiwi_qp_refused(qp, ev, kiwi_qp_state(qp));
 		return -EINVAL;
 	}
+	/*
+	 * A TERMINATE racing an SQD wins either way: the lookup is redone
+	 * on the state the compare-and-exchange found.
+	 */
 	act = kiwi_qp_next(qp, ev);
 	if (act < 0)
 		return -EINVAL;

@@ -258,6 +258,11 @@ static inline struct kiwi_qpfsm_step kiwi_qpfsm(unsigned int state,
 	[KIWI_QP_ERROR] = {
 		/* Only RESET leaves ERROR (the verbs: ERR -> RESET). */
 		[KIWI_QPE_MODIFY_RESET] = KIWI_GO(IDLE, RESET, KIWI_QPA_RESET),
+		/*
+		 * librdmacm's rdma_disconnect() asks for SQD even after
+		 * the peer closed or the QP failed: the connection is
+		 * down, as asked, so that is no error.
+		 */
 		[KIWI_QPE_MODIFY_SQD] = KIWI_STAY,
 		/* ERR again flushes again: WRs posted since complete. */
 		[KIWI_QPE_MODIFY_ERR] = KIWI_GO(ERROR, ERR, KIWI_QPA_MODIFY_ERR),

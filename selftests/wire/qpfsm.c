@@ -4,8 +4,8 @@
  * (state, event) cell against the rows written out again below (a
  * cell not listed must be refused), the table's own invariants, and
  * whole sequences -- connect, graceful close, peer TERMINATE, local
- * error, ERR from every state -- run through a small model of
- * kmod/qp.c's kiwi_qp_next().
+ * error, ERR from every state, every sequence of five events -- run
+ * through a small model of kmod/qp.c's kiwi_qp_next().
  */
 #include "../kiwi_test.h"
 #include <kiwi/qpfsm.h>
@@ -368,6 +368,54 @@ TEST(illegal_transition)
 	EXPECT_EQ(next(&qp, KIWI_QPE_MODIFY_SQE), -1);
 	EXPECT_EQ(qp.state, ERROR);
 	EXPECT_EQ(qp.refused, 3U);
+}
+
+/*
+ * Every sequence of up to five events from a fresh QP: the IB state
+ * always fits the iWARP state, and one connection sees at most one
+ * TERMINATE sent, one QP_FATAL and one start of transmit.
+ */
+struct walk {
+	struct qp qp;
+	unsigned int term, fatal, start;
+};
+
+static unsigned int walk_bad;
+
+static void walk(struct walk w, unsigned int depth)
+{
+	unsigned int e;
+
+	if (!ib_fits(w.qp.state, w.qp.ib) || w.term > 1 || w.fatal > 1 ||
+	    w.start > 1)
+		walk_bad++;
+	if (!depth)
+		return;
+	for (e = 0; e < KIWI_QPE_NEVENTS; e++) {
+		struct walk n = w;
+		int act = next(&n.qp, e);
+
+		if (act > 0 && (act & KIWI_QPA_RESET))
+			n.start = 0;
+		if (act > 0 && (act & KIWI_QPA_START_TX)) {
+			n.term = 0;
+			n.fatal = 0;
+			n.start++;
+		}
+		if (act > 0 && (act & KIWI_QPA_SEND_TERM))
+			n.term++;
+		if (act > 0 && (act & KIWI_QPA_FATAL))
+			n.fatal++;
+		walk(n, depth - 1);
+	}
+}
+
+TEST(every_short_sequence)
+{
+	struct walk w = { fresh(), 0, 0, 0 };
+
+	walk(w, 5);
+	EXPECT_EQ(walk_bad, 0U);
 }
 
 KT_MAIN()
