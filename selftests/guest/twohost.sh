@@ -50,8 +50,9 @@ else
 fi
 KTEXT=$(kiwi_text)
 
-# serve_then NAME SECS CMD...: b runs the server CMD, tells a once it
-# listens on PORT (global), and judges its exit.
+# wait_listen PORT: something in this guest listens on TCP PORT (within
+# 60 s).  lib.sh's wait_port looks in the kwb namespace; here there is
+# none.
 wait_listen() {
 	for _ in $(seq 1 120); do
 		ss -ltnH | awk '{ print $4 }' | grep -q ":$1\$" && return 0
