@@ -281,7 +281,7 @@ struct kiwi_mw {
 	struct kiwi_mem *mem;
 };
 
-/* A bind work request, validated in form only (mem.c checks the rest). */
+/* A bind work request, validated in form only (mw.c checks the rest). */
 struct kiwi_bind {
 	u32 mw_stag;			/* the window (its index counts) */
 	u32 new_stag;			/* same index, the new key */
@@ -788,9 +788,13 @@ int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig);
 bool kiwi_atomics_enabled(void);
 void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl);
 
-/* mem.c: placement helpers */
+/* mem.c: access checks for the data path */
 int kiwi_mem_check(struct kiwi_mem *mem, struct ib_pd *pd, u64 addr,
 		   u64 len, int access, u64 *gen);
+int kiwi_mem_check_qp(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 addr,
+		      u64 len, int access, u64 *gen);
+
+/* place.c: placement helpers (copies and atomics) */
 bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 gen, u64 addr,
 			    const struct sk_buff *skb, int off, u32 len,
 			    u32 *crc);
@@ -800,13 +804,11 @@ bool kiwi_mem_copy_in(struct kiwi_mem *mem, u64 gen, u64 addr,
 		      const void *src, u32 len);
 bool kiwi_mem_atomic(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 gen,
 		     const struct kiwi_atomic_info *ai, u64 *orig);
-int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
-int kiwi_mem_check_qp(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 addr,
-		      u64 len, int access, u64 *gen);
-int kiwi_mem_bind_mw(struct kiwi_qp *qp, const struct kiwi_bind *b);
-int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
-int kiwi_dealloc_mw(struct ib_mw *ibmw);
+
+/* frmr.c, mw.c: work requests that change what an STag maps */
 int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access);
+int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag);
+int kiwi_mem_bind_mw(struct kiwi_qp *qp, const struct kiwi_bind *b);
 
 /* verbs.c: device, port, context and PD verbs */
 int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -830,13 +832,19 @@ struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			       u64 iova, int access, struct ib_udata *udata);
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag);
+void kiwi_mem_put(struct kiwi_mem *mem);
+void kiwi_mem_exit_check(void);
+
+/* frmr.c: fast registration */
 struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
 int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
-struct kiwi_mem *kiwi_mem_get(struct kiwi_device *kdev, u32 stag);
-void kiwi_mem_put(struct kiwi_mem *mem);
-void kiwi_mem_exit_check(void);
+
+/* mw.c: memory windows */
+int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int kiwi_dealloc_mw(struct ib_mw *ibmw);
 
 /* cq.c: completion queues */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kiwi: memory registration and STag management.
+ * kiwi: memory registration and STag management -- regions and their
+ * STags from allocation to teardown, lookup for the data path, and the
+ * access checks.  What uses a region once it is checked lives apart:
+ * the copies and atomics in place.c, fast registration in frmr.c,
+ * memory windows and invalidation in mw.c (mem.h: what they share).
  *
  * An STag is (24-bit index << 8 | 8-bit key).  The index names a slot in
  * the device's mem_xa, drawn at random (the next free slot from a random
@@ -13,19 +17,17 @@
  * can stretch without bound by stalling.  So deregistration and
  * invalidation never wait for references.  Instead every check of a
  * region records its generation (kiwi_mem_check()), every copy to or
- * from the region re-checks it under mem->lock, and whoever changes
- * what the STag maps (invalidate, fast-register, deregister) bumps it
- * under the same lock: once that returns, no copy uses the old mapping,
- * and the pages can go.  The structure itself lives until the last
- * reference is dropped.
+ * from the region re-checks it under mem->lock (place.c), and whoever
+ * changes what the STag maps (invalidate, fast-register, deregister)
+ * bumps it under the same lock (kiwi_mem_set_valid()): once that
+ * returns, no copy uses the old mapping, and the pages can go.  The
+ * structure itself lives until the last reference is dropped.
  */
-#include <linux/highmem.h>
 #include <linux/random.h>
-#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "kiwi.h"
+#include "mem.h"
 
 /*
  * Regions alive anywhere (registered, or still referenced by a message
@@ -33,23 +35,6 @@
  * a reference (kiwi_mem_exit_check()).
  */
 static atomic_t kiwi_mem_live = ATOMIC_INIT(0);
-
-/*
- * Remote-atomic access is accepted, as by other drivers: middleware
- * (libfabric's verbs provider, UCX) asks for it on every region.  It
- * grants nothing on a QP without RFC 7306 atomics (module parameter
- * rfc7306_atomics off when it was created: atomic_cap NONE): such a
- * QP executes no Atomic Request.
- */
-#define KIWI_ACCESS_SUPPORTED                                                 \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                     \
-	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |                    \
-	 IB_ACCESS_RELAXED_ORDERING | IB_ACCESS_MW_BIND)
-
-/* What a memory window can grant: remote access only. */
-#define KIWI_MW_ACCESS                                                        \
-	(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |                     \
-	 IB_ACCESS_REMOTE_ATOMIC)
 
 /*
  * For tests only (root, off by default): a new registration takes the
@@ -76,8 +61,8 @@ static bool kiwi_mem_reuse_stag(struct kiwi_device *kdev, u32 *stag)
 	return true;
 }
 
-static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
-				       struct ib_pd *pd, int access)
+struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev, struct ib_pd *pd,
+				int access)
 {
 	struct kiwi_mem *mem;
 	u32 idx, next;
@@ -118,7 +103,7 @@ static struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev,
 	return mem;
 }
 
-static void kiwi_mem_publish(struct kiwi_mem *mem, bool valid)
+void kiwi_mem_publish(struct kiwi_mem *mem, bool valid)
 {
 	mem->valid = valid;
 	xa_store(&mem->kdev->mem_xa, mem->stag >> 8, mem, GFP_KERNEL);
@@ -129,7 +114,7 @@ static void kiwi_mem_publish(struct kiwi_mem *mem, bool valid)
  * STag becomes (in)valid.  Copies checked against the old generation
  * stop at their next piece.
  */
-static void kiwi_mem_set_valid(struct kiwi_mem *mem, bool valid)
+void kiwi_mem_set_valid(struct kiwi_mem *mem, bool valid)
 {
 	lockdep_assert_held_write(&mem->lock);
 	mem->valid = valid;
@@ -156,8 +141,8 @@ void kiwi_mem_exit_check(void)
  * key must match too; without, any key does (fast registration is about
  * to replace it).
  */
-static struct kiwi_mem *kiwi_mem_lookup(struct kiwi_device *kdev, u32 stag,
-					bool match_key)
+struct kiwi_mem *kiwi_mem_lookup(struct kiwi_device *kdev, u32 stag,
+				 bool match_key)
 {
 	struct kiwi_mem *mem;
 
@@ -186,7 +171,7 @@ void kiwi_mem_put(struct kiwi_mem *mem)
  * only keep the structure alive (a lookup under RCU or a stalled message
  * may still look at it), and it is freed with the last of them.
  */
-static void kiwi_mem_destroy(struct kiwi_mem *mem)
+void kiwi_mem_destroy(struct kiwi_mem *mem)
 {
 	struct kiwi_device *kdev = mem->kdev;
 	unsigned long flags;
@@ -207,7 +192,7 @@ static void kiwi_mem_destroy(struct kiwi_mem *mem)
 	kiwi_mem_put(mem);
 }
 
-static struct kiwi_mr *kiwi_mr_create(struct kiwi_mem *mem)
+struct kiwi_mr *kiwi_mr_create(struct kiwi_mem *mem)
 {
 	struct kiwi_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 
@@ -329,7 +314,7 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/* ---- placement helpers for the data path ---- */
+/* ---- access checks for the data path ---- */
 
 /*
  * RDMAP's code for an invalid STag is 0, which reads as "no violation"
@@ -339,8 +324,8 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  */
 #define KIWI_MEM_REFUSED	KIWI_RC_STAG_NOT_ASSOC
 
-static int kiwi_mem_why(struct kiwi_mem *mem, struct ib_pd *pd,
-			struct kiwi_qp *qp, u64 addr, u64 len, int access)
+int kiwi_mem_why(struct kiwi_mem *mem, struct ib_pd *pd, struct kiwi_qp *qp,
+		 u64 addr, u64 len, int access)
 {
 	lockdep_assert_held(&mem->lock);
 	if (!mem->valid || mem->pd != pd)
@@ -395,549 +380,4 @@ int kiwi_mem_check_qp(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 addr,
 {
 	return kiwi_mem_check_as(mem, qp->ibqp.pd, qp, addr, len, access,
 				 gen);
-}
-
-/* Does [addr, addr + len) lie inside what @mem addresses now? */
-static bool kiwi_mem_spans(const struct kiwi_mem *mem, u64 addr, u64 len)
-{
-	return addr >= mem->iova && len <= mem->len &&
-	       addr - mem->iova <= mem->len - len;
-}
-
-/*
- * Under mem->lock: the region whose pages back [*@addr, *@addr + @len)
- * of @mem as it is bound now, with *@addr translated into it, or NULL if
- * the range lies outside it.  The generation check alone would do, but
- * a copy must never trust an earlier check for its bounds: re-checking
- * the binding actually used costs two compares and closes the whole
- * class of stale-check defects (a window rebound, a counter wrapped).
- */
-static struct kiwi_mem *kiwi_mem_target(struct kiwi_mem *mem, u64 *addr,
-					u64 len)
-{
-	lockdep_assert_held(&mem->lock);
-	if (!mem->valid || !kiwi_mem_spans(mem, *addr, len))
-		return NULL;
-	if (mem->mw_type) {
-		/* A valid window has its region (kiwi_mw_set()). */
-		if (!mem->parent)
-			return NULL;
-		*addr = *addr - mem->iova + mem->base;
-		mem = mem->parent;
-		if (!mem->valid || !kiwi_mem_spans(mem, *addr, len))
-			return NULL;
-	}
-	return mem;
-}
-
-/*
- * Page backing @addr of a user region, or NULL past its page array
- * (which kiwi_mem_target()'s bounds already exclude).
- */
-static struct page *kiwi_mem_page(struct kiwi_mem *mem, u64 addr)
-{
-	u64 i = (addr >> PAGE_SHIFT) - (mem->iova >> PAGE_SHIFT);
-
-	return i < mem->npages ? mem->pages[i] : NULL;
-}
-
-/*
- * Copy @len bytes between @buf and @addr in @mem (into the region if
- * @in), extending *@crc over them in the same pass unless @crc is NULL.
- * Kernel DMA regions address kernel memory.  Under mem->lock, with the
- * generation checked; the bounds are checked again here, against the
- * binding in force.  Returns false, copying nothing, if they do not hold.
- */
-static bool kiwi_mem_xfer(struct kiwi_mem *mem, u64 addr, u8 *buf, u32 len,
-			  u32 *crc, bool in)
-{
-	struct page *pg = NULL;
-
-	lockdep_assert_held_read(&mem->lock);
-	mem = kiwi_mem_target(mem, &addr, len);
-	if (!mem)
-		return false;
-	while (len) {
-		u32 pg_off = offset_in_page(addr);
-		u32 chunk = min_t(u32, len, PAGE_SIZE - pg_off);
-		void *va;
-
-		if (mem->pages) {
-			pg = kiwi_mem_page(mem, addr);
-			if (WARN_ON_ONCE(!pg))
-				return false;
-			va = kmap_local_page(pg) + pg_off;
-		} else {
-			va = (void *)(uintptr_t)addr;
-		}
-		if (in)
-			kiwi_crc_copy_mem(va, buf, chunk, crc);
-		else
-			kiwi_crc_copy_mem(buf, va, chunk, crc);
-		if (pg)
-			kunmap_local(va);
-		addr += chunk;
-		buf += chunk;
-		len -= chunk;
-	}
-	return true;
-}
-
-/*
- * Copy @len bytes at @off of @skb to @addr in @mem, extending *@crc over
- * the placed bytes unless @crc is NULL.  The caller checked the bounds of
- * both at generation @gen.  The skb is read a piece (linear part, page
- * fragment) at a time.  Returns false, placing nothing, if the STag was
- * invalidated or deregistered since.
- */
-bool kiwi_mem_copy_from_skb(struct kiwi_mem *mem, u64 gen, u64 addr,
-			    const struct sk_buff *skb, int off, u32 len,
-			    u32 *crc)
-{
-	struct skb_seq_state st;
-	const u8 *src;
-	u32 done = 0, n;
-	bool ok;
-
-	read_lock_bh(&mem->lock);
-	ok = mem->gen == gen;
-	if (ok) {
-		skb_prepare_seq_read((struct sk_buff *)skb, off, off + len,
-				     &st);
-		while (ok && done < len &&
-		       (n = skb_seq_read(done, &src, &st))) {
-			n = min(n, len - done);
-			ok = kiwi_mem_xfer(mem, addr + done, (u8 *)src, n, crc,
-					   true);
-			done += n;
-		}
-		skb_abort_seq_read(&st);
-	}
-	read_unlock_bh(&mem->lock);
-	return ok;
-}
-
-/*
- * Copy @len bytes at @addr of @mem to @dst, as kiwi_mem_copy_from_skb()
- * the other way.  Returns false, copying nothing, if the STag changed
- * since generation @gen was checked.
- */
-bool kiwi_mem_copy_out(struct kiwi_mem *mem, u64 gen, u64 addr, void *dst,
-		       u32 len, u32 *crc)
-{
-	bool ok;
-
-	read_lock_bh(&mem->lock);
-	ok = mem->gen == gen && kiwi_mem_xfer(mem, addr, dst, len, crc, false);
-	read_unlock_bh(&mem->lock);
-	return ok;
-}
-
-/*
- * Copy @len bytes from @src into @mem at @addr, as kiwi_mem_copy_out()
- * the other way (an Atomic Response's value into its local sink).
- */
-bool kiwi_mem_copy_in(struct kiwi_mem *mem, u64 gen, u64 addr,
-		      const void *src, u32 len)
-{
-	bool ok;
-
-	read_lock_bh(&mem->lock);
-	ok = mem->gen == gen &&
-	     kiwi_mem_xfer(mem, addr, (u8 *)src, len, NULL, true);
-	read_unlock_bh(&mem->lock);
-	return ok;
-}
-
-/*
- * RFC 7306 atomics are atomic with respect to each other anywhere in
- * kiwi (IBV_ATOMIC_HCA): every one runs under this lock, whatever
- * device, QP or region it targets.  Not with respect to the CPU's own
- * accesses to the memory, as with the RNICs that report HCA.  One
- * 8-byte read and write under a spinlock costs less than a TCP round
- * trip by orders of magnitude, so one lock does not limit throughput.
- */
-static DEFINE_SPINLOCK(kiwi_atomic_lock);
-
-/*
- * Execute atomic @ai, received by @qp, on the aligned 8 bytes at ai->to
- * of @mem and return the value found there in *@orig.  Everything the
- * header was checked for -- validity, PD, window binding, rights,
- * bounds -- is checked again here, under the lock that changes to the
- * STag take, together with the generation: what runs is exactly what
- * was allowed, now.  Aligned, the word never straddles a page: one
- * kernel mapping of one page holds it, whoever else has that page
- * mapped.  Returns false, changing nothing, if any check fails.
- */
-bool kiwi_mem_atomic(struct kiwi_mem *mem, struct kiwi_qp *qp, u64 gen,
-		     const struct kiwi_atomic_info *ai, u64 *orig)
-{
-	struct kiwi_mem *pm = NULL;
-	struct page *pg = NULL;
-	u64 addr = ai->to;
-	void *va = NULL;
-	u64 *p;
-
-	if (WARN_ON_ONCE(addr & (KIWI_ATOMIC_LEN - 1)))
-		return false;
-	read_lock_bh(&mem->lock);
-	if (mem->gen == gen &&
-	    !kiwi_mem_why(mem, qp->ibqp.pd, qp, addr, KIWI_ATOMIC_LEN,
-			  IB_ACCESS_REMOTE_ATOMIC))
-		pm = kiwi_mem_target(mem, &addr, KIWI_ATOMIC_LEN);
-	/* A window may start anywhere in its region. */
-	if (pm && (addr & (KIWI_ATOMIC_LEN - 1)))
-		pm = NULL;
-	if (pm && pm->pages) {
-		pg = kiwi_mem_page(pm, addr);
-		if (!pg)
-			pm = NULL;
-	}
-	if (pm) {
-		if (pg) {
-			va = kmap_local_page(pg);
-			p = va + offset_in_page(addr);
-		} else {
-			p = (u64 *)(uintptr_t)addr;
-		}
-		spin_lock(&kiwi_atomic_lock);
-		*orig = READ_ONCE(*p);
-		WRITE_ONCE(*p, kiwi_atomic_apply(ai, *orig));
-		spin_unlock(&kiwi_atomic_lock);
-		if (va)
-			kunmap_local(va);
-	}
-	read_unlock_bh(&mem->lock);
-	return pm;
-}
-
-/* ---- fast registration (kernel consumers) ---- */
-
-/*
- * A fast-register MR starts invalid with room for @max_num_sg pages; the
- * consumer fills the page list with ib_map_mr_sg() and makes the STag
- * valid with an IB_WR_REG_MR work request, processed in send queue order.
- */
-struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
-			    u32 max_num_sg)
-{
-	struct kiwi_device *kdev = to_kdev(ibpd->device);
-	struct kiwi_mem *mem;
-	struct kiwi_mr *mr;
-
-	if (type != IB_MR_TYPE_MEM_REG)
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!max_num_sg || max_num_sg > KIWI_MAX_FRMR_PAGES)
-		return ERR_PTR(-EINVAL);
-
-	mem = kiwi_mem_alloc(kdev, ibpd, 0);
-	if (IS_ERR(mem))
-		return ERR_CAST(mem);
-	mem->frmr = true;
-	mem->max_pages = max_num_sg;
-	mem->pages = kvcalloc(max_num_sg, sizeof(*mem->pages), GFP_KERNEL);
-	mem->map_pages = kvcalloc(max_num_sg, sizeof(*mem->map_pages),
-				  GFP_KERNEL);
-	mr = mem->pages && mem->map_pages ? kiwi_mr_create(mem) : NULL;
-	if (!mr) {
-		kiwi_mem_destroy(mem);
-		return ERR_PTR(-ENOMEM);
-	}
-	mem->ibmr = &mr->ibmr;
-	kiwi_mem_publish(mem, false);
-	return &mr->ibmr;
-}
-
-/*
- * kiwi's DMA addresses are kernel virtual addresses (software device),
- * so each page address handed to us is a directly mapped kernel page.
- */
-static int kiwi_set_page(struct ib_mr *ibmr, u64 addr)
-{
-	struct kiwi_mem *mem = to_kmr(ibmr)->mem;
-
-	if (mem->map_npages >= mem->max_pages)
-		return -ENOMEM;
-	mem->map_pages[mem->map_npages++] =
-		virt_to_page((void *)(uintptr_t)addr);
-	return 0;
-}
-
-int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
-		   unsigned int *sg_offset)
-{
-	struct kiwi_mem *mem = to_kmr(ibmr)->mem;
-
-	/*
-	 * Placement indexes pages by PAGE_SIZE distance from the iova.  The
-	 * list goes to map_pages, not pages: the region may still be valid
-	 * (a LOCAL_INV ahead of the REG_MR in the send queue will end that,
-	 * as ib_iser posts them) and copies into it read pages.  REG_MR,
-	 * refused while the region is valid, takes the list over.
-	 */
-	if (ibmr->page_size != PAGE_SIZE)
-		return -EINVAL;
-	mem->map_npages = 0;
-	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
-}
-
-/*
- * IB_WR_REG_MR for the FRMR named by @stag (its key is about to change,
- * so only the index counts): give the region the iova, length and pages
- * ib_map_mr_sg() set up, @access, and the new @key; then make it valid,
- * as a new generation: a copy checked against an earlier registration
- * of the same region never uses this one.
- */
-int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access)
-{
-	struct kiwi_mem *mem = kiwi_mem_lookup(qp->kdev, stag, false);
-	unsigned long flags;
-	struct ib_mr *ibmr;
-	int rv = -EINVAL;
-
-	if (!mem)
-		return rv;
-	ibmr = mem->ibmr;
-	write_lock_irqsave(&mem->lock, flags);
-	if (!mem->frmr || mem->pd != qp->ibqp.pd || mem->valid ||
-	    (access & ~KIWI_ACCESS_SUPPORTED) || ibmr->page_size != PAGE_SIZE ||
-	    ibmr->iova + ibmr->length < ibmr->iova ||
-	    PAGE_ALIGN(ibmr->iova + ibmr->length) - (ibmr->iova & PAGE_MASK) >
-	    (u64)mem->map_npages << PAGE_SHIFT)
-		goto out;
-	/* Invalid: no copy reads pages now (see kiwi_map_mr_sg). */
-	memcpy(mem->pages, mem->map_pages,
-	       mem->map_npages * sizeof(*mem->pages));
-	mem->npages = mem->map_npages;
-	mem->iova = ibmr->iova;
-	mem->len = ibmr->length;
-	mem->access = access;
-	WRITE_ONCE(mem->stag, (mem->stag & ~0xffU) | (key & 0xff));
-	ibmr->lkey = mem->stag;
-	ibmr->rkey = mem->stag;
-	kiwi_mem_set_valid(mem, true);
-	rv = 0;
-out:
-	write_unlock_irqrestore(&mem->lock, flags);
-	kiwi_mem_put(mem);
-	return rv;
-}
-
-/* ---- memory windows ---- */
-
-/*
- * Under the window's lock (write): it no longer maps anything.  Returns
- * the region it held, for kiwi_mw_put_parent() once the lock is
- * dropped: copies re-check the generation under the lock, so none uses
- * the region after this.
- */
-static struct kiwi_mem *kiwi_mw_unbind(struct kiwi_mem *mw)
-{
-	struct kiwi_mem *parent = mw->parent;
-
-	lockdep_assert_held_write(&mw->lock);
-	kiwi_mem_set_valid(mw, false);
-	mw->parent = NULL;
-	return parent;
-}
-
-static void kiwi_mw_put_parent(struct kiwi_mem *parent)
-{
-	if (!parent)
-		return;
-	atomic_dec(&parent->nr_mw);
-	kiwi_mem_put(parent);
-}
-
-/*
- * Invalidate @stag on behalf of @qp: LOCAL_INV, READ with invalidate, or
- * a peer's SEND with invalidate.  Only fast-register regions of the QP's
- * protection domain can be invalidated, and type 2 windows bound to the
- * QP (type 1 windows only by binding them again).
- */
-int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag)
-{
-	struct kiwi_mem *mem = kiwi_mem_get(qp->kdev, stag);
-	struct kiwi_mem *parent = NULL;
-	unsigned long flags;
-	int rv = -EINVAL;
-
-	if (!mem)
-		return rv;
-	write_lock_irqsave(&mem->lock, flags);
-	if (mem->frmr && mem->pd == qp->ibqp.pd && mem->valid) {
-		kiwi_mem_set_valid(mem, false);
-		rv = 0;
-	} else if (mem->mw_type == IB_MW_TYPE_2 && mem->pd == qp->ibqp.pd &&
-		   mem->valid && mem->qp_token == READ_ONCE(qp->mw_token)) {
-		parent = kiwi_mw_unbind(mem);
-		rv = 0;
-	}
-	write_unlock_irqrestore(&mem->lock, flags);
-	kiwi_mw_put_parent(parent);
-	kiwi_mem_put(mem);
-	return rv;
-}
-
-int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
-{
-	struct kiwi_device *kdev = to_kdev(ibmw->device);
-	struct kiwi_mem *mem;
-
-	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
-		return -EINVAL;
-	mem = kiwi_mem_alloc(kdev, ibmw->pd, 0);
-	if (IS_ERR(mem))
-		return PTR_ERR(mem);
-	mem->mw_type = ibmw->type;
-	to_kmw(ibmw)->mem = mem;
-	ibmw->rkey = mem->stag;
-	kiwi_mem_publish(mem, false);
-	return 0;
-}
-
-/* A bound window is unbound first: its region may then go. */
-int kiwi_dealloc_mw(struct ib_mw *ibmw)
-{
-	struct kiwi_mem *mem = to_kmw(ibmw)->mem;
-	struct kiwi_mem *parent;
-	unsigned long flags;
-
-	write_lock_irqsave(&mem->lock, flags);
-	parent = kiwi_mw_unbind(mem);
-	/* A bind still in a send queue must not bring it back. */
-	mem->mw_dead = true;
-	write_unlock_irqrestore(&mem->lock, flags);
-	kiwi_mw_put_parent(parent);
-	kiwi_mem_destroy(mem);
-	return 0;
-}
-
-/* The QP's name for type 2 windows (kiwi_qp.mw_token), drawn once. */
-static u64 kiwi_mem_qp_token(struct kiwi_qp *qp)
-{
-	static atomic64_t last = ATOMIC64_INIT(0);
-	u64 t = READ_ONCE(qp->mw_token);
-	u64 old;
-
-	if (t)
-		return t;
-	t = atomic64_inc_return(&last);
-	old = cmpxchg64(&qp->mw_token, 0, t);
-	return old ? old : t;
-}
-
-/*
- * The form of a bind, before any region is looked at.  sq.c checked
- * what needs no window (wqe.h: kiwi_ubind_check(): the new STag keeps
- * the index, the rights are a window's, the range does not wrap); here
- * the window is of @qp's protection domain, and zero-based (type 2
- * only, as the verbs define it) and length 0 (a type 1 unbind) suit its
- * type.  kiwi_mw_set() checks that the key changes, so an STag a peer
- * kept from an earlier binding stays dead.
- */
-static bool kiwi_mw_bind_ok(struct kiwi_mem *mw, struct kiwi_qp *qp,
-			    const struct kiwi_bind *b)
-{
-	bool type1 = mw->mw_type == IB_MW_TYPE_1;
-
-	return mw->mw_type && mw->pd == qp->ibqp.pd &&
-	       !(type1 && (b->access & IB_ZERO_BASED)) &&
-	       (b->len || type1);
-}
-
-/*
- * The region a window is about to be bound in, referenced and with the
- * window counted in its nr_mw, or NULL if the bind may not use it: a
- * valid user region of @qp's protection domain with IB_ACCESS_MW_BIND,
- * holding the whole window, writable locally if the window is to be
- * writable remotely (a window never grants writes the region's owner
- * did not allow).
- */
-static struct kiwi_mem *kiwi_mw_parent_get(struct kiwi_qp *qp,
-					   const struct kiwi_bind *b)
-{
-	struct kiwi_mem *mr = kiwi_mem_get(qp->kdev, b->mr_lkey);
-	int need = IB_ACCESS_MW_BIND;
-	unsigned long flags;
-	bool ok;
-
-	if (!mr)
-		return NULL;
-	if (b->access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC))
-		need |= IB_ACCESS_LOCAL_WRITE;
-	write_lock_irqsave(&mr->lock, flags);
-	/* b->addr + b->len does not wrap (kiwi_ubind_check()). */
-	ok = mr->valid && !mr->mw_type && !mr->frmr && mr->pages &&
-	     mr->pd == qp->ibqp.pd && (mr->access & need) == need &&
-	     b->addr >= mr->iova &&
-	     b->addr + b->len - mr->iova <= mr->len;
-	if (ok)
-		atomic_inc(&mr->nr_mw);
-	write_unlock_irqrestore(&mr->lock, flags);
-	if (!ok) {
-		kiwi_mem_put(mr);
-		return NULL;
-	}
-	return mr;
-}
-
-/*
- * Under the window's lock (write): bind it to @mr (NULL: a type 1
- * unbind) as @b says, under its new STag.  A type 2 window must be free
- * (invalidated or never bound); a bound type 1 window moves, and the
- * region it held is returned in *@old.
- */
-static int kiwi_mw_set(struct kiwi_mem *mw, struct kiwi_qp *qp,
-		       const struct kiwi_bind *b, struct kiwi_mem *mr,
-		       struct kiwi_mem **old)
-{
-	lockdep_assert_held_write(&mw->lock);
-	if (mw->mw_dead || (mw->mw_type == IB_MW_TYPE_2 && mw->valid) ||
-	    (b->new_stag & 0xff) == (mw->stag & 0xff))
-		return -EINVAL;
-	*old = kiwi_mw_unbind(mw);
-	WRITE_ONCE(mw->stag, b->new_stag);
-	if (!mr)
-		return 0;
-	mw->parent = mr;
-	mw->base = b->addr;
-	mw->iova = b->access & IB_ZERO_BASED ? 0 : b->addr;
-	mw->len = b->len;
-	mw->access = b->access & KIWI_MW_ACCESS;
-	mw->qp_token = mw->mw_type == IB_MW_TYPE_2 ? kiwi_mem_qp_token(qp) : 0;
-	kiwi_mem_set_valid(mw, true);
-	return 0;
-}
-
-/*
- * IB_WR_BIND_MW (a type 2 window, or ibv_bind_mw() of a type 1 one),
- * in send queue order.  0, or -EINVAL: the WR completes with
- * IB_WC_MW_BIND_ERR and the window is as it was.
- */
-int kiwi_mem_bind_mw(struct kiwi_qp *qp, const struct kiwi_bind *b)
-{
-	struct kiwi_mem *mw = kiwi_mem_lookup(qp->kdev, b->mw_stag, false);
-	struct kiwi_mem *mr = NULL, *old = NULL;
-	unsigned long flags;
-	int rv = -EINVAL;
-
-	if (!mw)
-		return rv;
-	if (!kiwi_mw_bind_ok(mw, qp, b))
-		goto out;
-	if (b->len) {
-		mr = kiwi_mw_parent_get(qp, b);
-		if (!mr)
-			goto out;
-	}
-	write_lock_irqsave(&mw->lock, flags);
-	rv = kiwi_mw_set(mw, qp, b, mr, &old);
-	write_unlock_irqrestore(&mw->lock, flags);
-	if (rv)
-		kiwi_mw_put_parent(mr);
-	kiwi_mw_put_parent(old);
-out:
-	kiwi_mem_put(mw);
-	return rv;
 }

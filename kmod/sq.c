@@ -402,7 +402,7 @@ static int kiwi_sqe_atomic(struct kiwi_qp *qp, const u8 *payload,
  * A BIND_MW WQE: the header names the window, its new STag and where it
  * starts; struct kiwi_ubind follows (every slot has room: one SGE's).
  * The copy is checked as far as it can be without the window and the
- * region (wqe.h: kiwi_ubind_check(), fuzzed); mem.c checks the rest.
+ * region (wqe.h: kiwi_ubind_check(), fuzzed); mw.c checks the rest.
  */
 static int kiwi_sqe_bind(struct kiwi_qp *qp, const struct kiwi_usqe *h,
 			 const u8 *payload, struct kiwi_sqe *sqe)
