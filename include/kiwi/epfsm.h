@@ -75,7 +75,7 @@ enum kiwi_ep_event {
 	/* the MPA exchange (cm.c, mpa.c) */
 	KIWI_EPE_MPA_SEND_FAILED,	/* active: the request could not go */
 	KIWI_EPE_MPA_REQUEST,		/* passive: a valid request came */
-	KIWI_EPE_MPA_REQUEST_BAD,	/* ... malformed, or the socket failed */
+	KIWI_EPE_MPA_REQUEST_BAD,	/* ... malformed, or the socket died */
 	KIWI_EPE_REQUEST_UNDELIVERED,	/* ... the consumer cannot be asked */
 	KIWI_EPE_MPA_REPLY_BAD,		/* active: a reply we cannot take */
 	KIWI_EPE_MPA_REJECTED,		/* active: the reply has Reject set */
@@ -143,17 +143,18 @@ struct kiwi_epfsm_step {
 };
 
 /* Actions shared by several rows. */
-#define KIWI_EPA_RESET		(KIWI_EPA_RELEASE | KIWI_EPA_RST)
+#define KIWI_EPA_RELEASE_RST	(KIWI_EPA_RELEASE | KIWI_EPA_RST)
 /* The active connect fails: tell the iw_cm, reset the connection. */
 #define KIWI_EPA_CONNECT_FAILED	(KIWI_EPA_STOP_TIMER | \
-				 KIWI_EPA_FAIL_CONNECT | KIWI_EPA_RESET | \
-				 KIWI_EPA_DROP_ID)
+				 KIWI_EPA_FAIL_CONNECT | \
+				 KIWI_EPA_RELEASE_RST | KIWI_EPA_DROP_ID)
 /* An established connection ends: tell the QP and the iw_cm. */
-#define KIWI_EPA_CLOSE		(KIWI_EPA_STOP_TIMER | KIWI_EPA_DISCONNECT | \
+#define KIWI_EPA_CONN_END	(KIWI_EPA_STOP_TIMER | \
+				 KIWI_EPA_DISCONNECT | \
 				 KIWI_EPA_RELEASE | KIWI_EPA_DROP_ID)
 /* The device goes: whatever the endpoint holds, reset and dropped. */
-#define KIWI_EPA_GONE		(KIWI_EPA_STOP_TIMER | KIWI_EPA_RESET | \
-				 KIWI_EPA_DROP_ID)
+#define KIWI_EPA_DEV_GONE	(KIWI_EPA_STOP_TIMER | \
+				 KIWI_EPA_RELEASE_RST | KIWI_EPA_DROP_ID)
 
 /* The cell for @ev in @state; refused (legal 0) if either is unknown. */
 static inline struct kiwi_epfsm_step kiwi_epfsm(unsigned int state,
@@ -173,7 +174,7 @@ static inline struct kiwi_epfsm_step kiwi_epfsm(unsigned int state,
 		 * endpoint up.  Everything else: refused (no timer, no
 		 * socket, no QP yet).
 		 */
-		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_GONE),
+		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_DEV_GONE),
 	},
 	[KIWI_EP_LISTEN] = {
 		/*
@@ -184,7 +185,7 @@ static inline struct kiwi_epfsm_step kiwi_epfsm(unsigned int state,
 		[KIWI_EPE_LISTENER_DESTROYED] = KIWI_GO(CLOSED,
 							KIWI_EPA_RELEASE |
 							KIWI_EPA_DROP_ID),
-		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_GONE),
+		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_DEV_GONE),
 	},
 	[KIWI_EP_CONNECTING] = {
 		[KIWI_EPE_TCP_CONNECTED] = KIWI_GO(AWAIT_REP, 0),
@@ -194,10 +195,11 @@ static inline struct kiwi_epfsm_step kiwi_epfsm(unsigned int state,
 		 */
 		[KIWI_EPE_CONNECT_ERROR] = KIWI_GO(CLOSED,
 						   KIWI_EPA_STOP_TIMER |
-						   KIWI_EPA_RESET |
+						   KIWI_EPA_RELEASE_RST |
 						   KIWI_EPA_DROP_ID),
 		/* Refused, unreachable, timed out: CONNECT_REPLY says so. */
-		[KIWI_EPE_SOCK_RESET] = KIWI_GO(CLOSED, KIWI_EPA_CONNECT_FAILED),
+		[KIWI_EPE_SOCK_RESET] = KIWI_GO(CLOSED,
+						KIWI_EPA_CONNECT_FAILED),
 		[KIWI_EPE_TIMEOUT] = KIWI_GO(CLOSED, KIWI_EPA_TIMED_OUT |
 					     KIWI_EPA_CONNECT_FAILED),
 		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED,
@@ -215,7 +217,8 @@ static inline struct kiwi_epfsm_step kiwi_epfsm(unsigned int state,
 						   KIWI_EPA_CONNECT_FAILED),
 		[KIWI_EPE_MPA_REJECTED] = KIWI_GO(CLOSED,
 						  KIWI_EPA_CONNECT_FAILED),
-		[KIWI_EPE_QP_REFUSED] = KIWI_GO(CLOSED, KIWI_EPA_CONNECT_FAILED),
+		[KIWI_EPE_QP_REFUSED] = KIWI_GO(CLOSED,
+						KIWI_EPA_CONNECT_FAILED),
 		[KIWI_EPE_RTS_REACHED] = KIWI_GO(RTS, 0),
 		[KIWI_EPE_TIMEOUT] = KIWI_GO(CLOSED, KIWI_EPA_TIMED_OUT |
 					     KIWI_EPA_CONNECT_FAILED),
@@ -230,14 +233,14 @@ static inline struct kiwi_epfsm_step kiwi_epfsm(unsigned int state,
 		[KIWI_EPE_MPA_REQUEST] = KIWI_GO(RECVD_REQ, 0),
 		[KIWI_EPE_MPA_REQUEST_BAD] = KIWI_GO(CLOSED,
 						     KIWI_EPA_STOP_TIMER |
-						     KIWI_EPA_RESET),
+						     KIWI_EPA_RELEASE_RST),
 		/*
 		 * The timer fired: it is not cancelled (if the first byte
 		 * re-armed it in the same run, it fires again, into CLOSED).
 		 */
 		[KIWI_EPE_TIMEOUT] = KIWI_GO(CLOSED, KIWI_EPA_TIMED_OUT |
-					     KIWI_EPA_RESET),
-		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_GONE),
+					     KIWI_EPA_RELEASE_RST),
+		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_DEV_GONE),
 	},
 	[KIWI_EP_RECVD_REQ] = {
 		/*
@@ -247,18 +250,18 @@ static inline struct kiwi_epfsm_step kiwi_epfsm(unsigned int state,
 		[KIWI_EPE_REQUEST_UNDELIVERED] = KIWI_GO(CLOSED,
 							 KIWI_EPA_DROP_REQ |
 							 KIWI_EPA_STOP_TIMER |
-							 KIWI_EPA_RESET),
+							 KIWI_EPA_RELEASE_RST),
 		/*
 		 * The peer went while the consumer decides: release the
 		 * socket now, the endpoint waits for accept (which then
 		 * fails), reject or its timer.
 		 */
-		[KIWI_EPE_SOCK_RESET] = KIWI_STAY(KIWI_EPA_RESET),
+		[KIWI_EPE_SOCK_RESET] = KIWI_STAY(KIWI_EPA_RELEASE_RST),
 		[KIWI_EPE_RTS_REACHED] = KIWI_GO(RTS, 0),
 		/* iw_accept's failure resets: no reject follows it. */
 		[KIWI_EPE_ACCEPT_FAILED] = KIWI_GO(CLOSED,
 						   KIWI_EPA_STOP_TIMER |
-						   KIWI_EPA_RESET),
+						   KIWI_EPA_RELEASE_RST),
 		/* A reject is a reply: sent, then the socket closed (FIN). */
 		[KIWI_EPE_REJECT] = KIWI_GO(CLOSED, KIWI_EPA_STOP_TIMER |
 					    KIWI_EPA_SEND_REJECT |
@@ -266,9 +269,9 @@ static inline struct kiwi_epfsm_step kiwi_epfsm(unsigned int state,
 		/* accept_timeout_ms: unless accept or reject came first. */
 		[KIWI_EPE_TIMEOUT] = KIWI_GO(CLOSED, KIWI_EPA_TIMED_OUT |
 					     KIWI_EPA_TAKE_REQ |
-					     KIWI_EPA_RESET),
+					     KIWI_EPA_RELEASE_RST),
 		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_DROP_REQ |
-						 KIWI_EPA_GONE),
+						 KIWI_EPA_DEV_GONE),
 	},
 	[KIWI_EP_RTS] = {
 		/* SQD: FIN now, then wait (bounded) for the peer's. */
@@ -278,30 +281,30 @@ static inline struct kiwi_epfsm_step kiwi_epfsm(unsigned int state,
 		 * socket closes with a FIN -- a RST could discard what
 		 * kiwi already reported sent (the TERMINATE too).
 		 */
-		[KIWI_EPE_LOCAL_ABORT] = KIWI_GO(CLOSED, KIWI_EPA_CLOSE),
+		[KIWI_EPE_LOCAL_ABORT] = KIWI_GO(CLOSED, KIWI_EPA_CONN_END),
 		/* The peer's last messages are placed before the QP goes. */
-		[KIWI_EPE_PEER_FIN] = KIWI_GO(CLOSED, KIWI_EPA_CLOSE |
+		[KIWI_EPE_PEER_FIN] = KIWI_GO(CLOSED, KIWI_EPA_CONN_END |
 					      KIWI_EPA_DRAIN),
-		[KIWI_EPE_SOCK_RESET] = KIWI_GO(CLOSED, KIWI_EPA_CLOSE |
+		[KIWI_EPE_SOCK_RESET] = KIWI_GO(CLOSED, KIWI_EPA_CONN_END |
 						KIWI_EPA_RST),
 		/* The RTR repeat timer (kiwi_rtr_nudge_ms). */
 		[KIWI_EPE_TIMEOUT] = KIWI_STAY(KIWI_EPA_NUDGE),
-		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_CLOSE |
+		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_CONN_END |
 						 KIWI_EPA_RST),
 	},
 	[KIWI_EP_CLOSING] = {
 		/* Closing already, as asked. */
 		[KIWI_EPE_LOCAL_CLOSE] = KIWI_STAY(0),
-		[KIWI_EPE_LOCAL_ABORT] = KIWI_GO(CLOSED, KIWI_EPA_CLOSE),
+		[KIWI_EPE_LOCAL_ABORT] = KIWI_GO(CLOSED, KIWI_EPA_CONN_END),
 		/* The peer's FIN ends the close we began. */
-		[KIWI_EPE_PEER_FIN] = KIWI_GO(CLOSED, KIWI_EPA_CLOSE |
+		[KIWI_EPE_PEER_FIN] = KIWI_GO(CLOSED, KIWI_EPA_CONN_END |
 					      KIWI_EPA_DRAIN),
-		[KIWI_EPE_SOCK_RESET] = KIWI_GO(CLOSED, KIWI_EPA_CLOSE |
+		[KIWI_EPE_SOCK_RESET] = KIWI_GO(CLOSED, KIWI_EPA_CONN_END |
 						KIWI_EPA_RST),
 		/* The peer never sent its FIN: reset. */
 		[KIWI_EPE_TIMEOUT] = KIWI_GO(CLOSED, KIWI_EPA_TIMED_OUT |
-					     KIWI_EPA_CLOSE | KIWI_EPA_RST),
-		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_CLOSE |
+					     KIWI_EPA_CONN_END | KIWI_EPA_RST),
+		[KIWI_EPE_DEVICE_GONE] = KIWI_GO(CLOSED, KIWI_EPA_CONN_END |
 						 KIWI_EPA_RST),
 	},
 	[KIWI_EP_CLOSED] = {

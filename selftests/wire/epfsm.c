@@ -50,7 +50,8 @@ static const struct cell {
 	{ LISTEN, KIWI_EPE_DEVICE_GONE, CLOSED, GONE },
 
 	{ CONNECTING, KIWI_EPE_TCP_CONNECTED, AWAIT_REP, W },
-	{ CONNECTING, KIWI_EPE_CONNECT_ERROR, CLOSED, W | STOP | REL | RST | ID },
+	{ CONNECTING, KIWI_EPE_CONNECT_ERROR, CLOSED,
+	  W | STOP | REL | RST | ID },
 	{ CONNECTING, KIWI_EPE_SOCK_RESET, CLOSED, CFAIL },
 	{ CONNECTING, KIWI_EPE_TIMEOUT, CLOSED, CFAIL | TO },
 	{ CONNECTING, KIWI_EPE_DEVICE_GONE, CLOSED, CFAIL },
@@ -208,8 +209,9 @@ TEST(invariants)
 		 * kiwi_cm_dev_close() shuts endpoints until none is open:
 		 * DEVICE_GONE must end every one.
 		 */
-		struct kiwi_epfsm_step gone = kiwi_epfsm(s, KIWI_EPE_DEVICE_GONE);
+		struct kiwi_epfsm_step gone;
 
+		gone = kiwi_epfsm(s, KIWI_EPE_DEVICE_GONE);
 		EXPECT_TRUE(gone.legal);
 		if (s != CLOSED) {
 			EXPECT_TRUE(gone.act & W);
