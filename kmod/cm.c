@@ -991,11 +991,19 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 		 * kiwi_cm_dev_close(), takes no listener's lock.
 		 */
 		mutex_lock_nested(&ep->lock, SINGLE_DEPTH_NESTING);
+		if (kiwi_ep_next(ep, KIWI_EPE_TCP_ACCEPTED) < 0) {
+			/* The device's removal closed it first. */
+			mutex_unlock(&ep->lock);
+			atomic_dec(&l->children);
+			atomic_dec(&l->kdev->half_open);
+			sock_release(ns);
+			kiwi_ep_put(ep);
+			continue;
+		}
 		kiwi_ep_get(l);
 		ep->listener = l;
 		ep->peer = peer;
 		WRITE_ONCE(ep->half_open, true);
-		kiwi_ep_next(ep, KIWI_EPE_TCP_ACCEPTED);
 		kiwi_sk_assoc(ep, ns);
 		kiwi_sock_clamp(ep);
 		kiwi_ep_arm_first_byte(ep);

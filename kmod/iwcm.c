@@ -60,12 +60,21 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		goto err;
 
 	mutex_lock(&ep->lock);
+	/*
+	 * The endpoint is on kiwi_ep_list since kiwi_ep_alloc(): refused
+	 * only if the device's removal closed it meanwhile.
+	 */
+	if (kiwi_ep_next(ep, KIWI_EPE_CONNECT) < 0) {
+		mutex_unlock(&ep->lock);
+		sock_release(sock);
+		rv = -ENODEV;
+		goto err;
+	}
 	kiwi_qp_get(&qp->ibqp);
 	ep->qp = qp;
 	kiwi_cm_id_set(ep, id);
 	kiwi_sk_assoc(ep, sock);
 	ep->dst = id->m_remote_addr;
-	kiwi_ep_next(ep, KIWI_EPE_CONNECT);
 	kiwi_ep_arm_timer(ep);
 	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?
 			    sizeof(struct sockaddr_in) :
@@ -215,8 +224,14 @@ int kiwi_create_listen(struct iw_cm_id *id, int backlog)
 		return -ENOMEM;
 	}
 	mutex_lock(&ep->lock);
+	/* As in kiwi_connect(): refused only if the device went meanwhile. */
+	if (kiwi_ep_next(ep, KIWI_EPE_LISTEN) < 0) {
+		mutex_unlock(&ep->lock);
+		sock_release(sock);
+		kiwi_ep_put(ep);
+		return -ENODEV;
+	}
 	kiwi_cm_id_set(ep, id);
-	kiwi_ep_next(ep, KIWI_EPE_LISTEN);
 	/* Half-open connections it may hold: its backlog, at least 32. */
 	ep->max_children = min_t(int, max(backlog, 32),
 				 READ_ONCE(kiwi_max_half_open));
