@@ -6,8 +6,10 @@
  * iwcm.c, what the three files share in cm.h.
  *
  * Every endpoint (kiwi_ep) has one work item; socket callbacks, timeouts
- * and local requests only set event bits and queue it, so all state
- * changes of an endpoint happen in its work function under ep->lock.
+ * and local requests only set event bits and queue it, so most state
+ * changes of an endpoint happen in its work function, the rest in the
+ * iw_cm's calls (iwcm.c); all under ep->lock, and all through one
+ * writer, kiwi_ep_next(), driven by the table of include/kiwi/epfsm.h.
  * Lock order: ep->lock, then qp->state_lock.
  *
  * Anyone who can reach a listening port can make endpoints, so what
@@ -249,6 +251,9 @@ static void kiwi_ep_timer(struct work_struct *work)
 		kiwi_ep_put(ep);	/* already queued, with its own */
 }
 
+/* A new endpoint starts where the state machine does: kzalloc'd, IDLE. */
+static_assert(KIWI_EP_IDLE == 0);
+
 struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
 {
 	struct kiwi_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL);
@@ -259,13 +264,93 @@ struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
 	mutex_init(&ep->lock);
 	INIT_WORK(&ep->work, kiwi_ep_work);
 	INIT_DELAYED_WORK(&ep->timer, kiwi_ep_timer);
-	ep->kdev = kdev;
-	ep->state = KIWI_EP_IDLE;
+	ep->kdev = kdev;	/* and, zeroed, in state IDLE */
 	atomic_inc(&kiwi_ep_live);
 	spin_lock(&kiwi_ep_list_lock);
 	list_add_tail(&ep->entry, &kiwi_ep_list);
 	spin_unlock(&kiwi_ep_list_lock);
 	return ep;
+}
+
+/* ---- the state machine's one writer ---- */
+
+static u32 kiwi_ep_qpn(const struct kiwi_ep *ep)
+{
+	return ep->qp ? ep->qp->ibqp.qp_num : 0;
+}
+
+/*
+ * @ep went from @from to @to on @ev: the kiwi_ep_state tracepoint and,
+ * with dynamic debug on (module kiwi +p), a kernel log line.
+ */
+static void kiwi_ep_state_event(struct kiwi_ep *ep, enum kiwi_ep_event ev,
+				int from, int to)
+{
+	trace_kiwi_ep_state(dev_name(&ep->kdev->ibdev.dev), ep,
+			    kiwi_ep_qpn(ep), from, to, ev);
+	ibdev_dbg(&ep->kdev->ibdev, "ep %p: %s -> %s on %s\n", ep,
+		  kiwi_ep_state_name(from), kiwi_ep_state_name(to),
+		  kiwi_ep_event_name(ev));
+}
+
+/*
+ * Event @ev is illegal for @ep in its state: counted in
+ * cm_illegal_transitions, which counts exactly these refusals, and
+ * traced (kiwi_ep_refused); the endpoint is left as it is.
+ */
+static void kiwi_ep_refused(struct kiwi_ep *ep, enum kiwi_ep_event ev)
+{
+	kiwi_stat_add(ep->kdev, KIWI_STAT_CM_BAD_TRANSITION, 1);
+	trace_kiwi_ep_refused(dev_name(&ep->kdev->ibdev.dev), ep,
+			      kiwi_ep_qpn(ep), ep->state, ev);
+	ibdev_dbg(&ep->kdev->ibdev, "ep %p: %s refused in %s\n", ep,
+		  kiwi_ep_event_name(ev), kiwi_ep_state_name(ep->state));
+}
+
+/*
+ * The row of the table for event @ev in @ep's state, nothing written:
+ * its actions (KIWI_EPA_*, 0 if the event is ignored), or -EINVAL,
+ * counted, if the table refuses it.  For a caller that acts before the
+ * state changes (kiwi_ep_do()).
+ */
+static int kiwi_ep_step(struct kiwi_ep *ep, enum kiwi_ep_event ev)
+{
+	struct kiwi_epfsm_step step;
+
+	lockdep_assert_held(&ep->lock);
+	step = kiwi_epfsm(ep->state, ev);
+	if (!step.legal) {
+		kiwi_ep_refused(ep, ev);
+		return -EINVAL;
+	}
+	return step.act;
+}
+
+/*
+ * The one function that changes an endpoint's state: event @ev, looked
+ * up for the current state in the table (include/kiwi/epfsm.h) and, if
+ * its row moves, written and traced.  Returns the row's actions
+ * (KIWI_EPA_*; 0 if the table ignores @ev in this state), or -EINVAL,
+ * counted, if the table refuses it: then nothing changes.  Under
+ * ep->lock; the receive path and kiwi_ep_find_open() read the state
+ * without it.
+ */
+int kiwi_ep_next(struct kiwi_ep *ep, enum kiwi_ep_event ev)
+{
+	enum kiwi_ep_state from = ep->state;
+	struct kiwi_epfsm_step step;
+
+	lockdep_assert_held(&ep->lock);
+	step = kiwi_epfsm(from, ev);
+	if (!step.legal) {
+		kiwi_ep_refused(ep, ev);
+		return -EINVAL;
+	}
+	if (step.act & KIWI_EPA_WRITE) {
+		WRITE_ONCE(ep->state, step.next);
+		kiwi_ep_state_event(ep, ev, from, step.next);
+	}
+	return step.act;
 }
 
 static bool kiwi_same_host(const struct sockaddr_storage *a,
@@ -439,7 +524,7 @@ void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
 {
 	struct sockaddr_storage l = {}, r = {};
-	u32 qpn = ep->qp ? ep->qp->ibqp.qp_num : 0;
+	u32 qpn = kiwi_ep_qpn(ep);
 
 	if (ep->sock) {
 		kernel_getsockname(ep->sock, (struct sockaddr *)&l);
@@ -564,6 +649,8 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	int rv;
 
 	lockdep_assert_held(&ep->lock);	/* ep->lock, then the QP's */
+	if (kiwi_ep_step(ep, KIWI_EPE_RTS_REACHED) < 0)
+		return -EINVAL;
 	kiwi_ep_cancel_timer(ep);
 	ep->qp->ird = max_t(u16, ep->ird, 1);
 	ep->qp->ord = max_t(u16, ep->ord, 1);
@@ -579,7 +666,7 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = kiwi_rx_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
-	ep->state = KIWI_EP_RTS;
+	kiwi_ep_next(ep, KIWI_EPE_RTS_REACHED);
 	kiwi_half_open_put(ep);
 	kiwi_sock_unclamp(ep);
 	if (send_rtr == KIWI_MPA_RTR_WRITE) {
@@ -607,21 +694,28 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 }
 
 /*
- * Unbind the QP, tell the consumer the connection is gone (@status),
- * release the socket: with a RST if @reset, else with a FIN.
+ * Event @ev ends an established connection (a row with DISCONNECT,
+ * actions @act): unbind the QP, tell the consumer the connection is
+ * gone (@status), release the socket -- with a RST if the row says so,
+ * else with a FIN -- and only then leave RTS or CLOSING: until the
+ * socket is released the receive path finds the QP through the state.
  */
-static void kiwi_ep_close(struct kiwi_ep *ep, bool reset, int status)
+static void kiwi_ep_close(struct kiwi_ep *ep, enum kiwi_ep_event ev, int act,
+			  int status)
 {
 	struct kiwi_qp *qp = ep->qp;
+	bool reset = act & KIWI_EPA_RST;
 
 	kiwi_ep_event(ep, reset ? "abort" : "close", status);
-	kiwi_ep_cancel_timer(ep);
+	if (act & KIWI_EPA_STOP_TIMER)
+		kiwi_ep_cancel_timer(ep);
 	/* A FIN ends the stream after the peer's last message: place it. */
-	if (qp && !reset && !status && ep->sock)
+	if (qp && (act & KIWI_EPA_DRAIN) && ep->sock)
 		kiwi_rx_drain(qp, ep->sock->sk);
 	if (qp)
 		kiwi_qp_disconnected(qp);
-	kiwi_sk_release(ep, reset);
+	if (act & KIWI_EPA_RELEASE)
+		kiwi_sk_release(ep, reset);
 	if (qp) {
 		/* No receive callback can run any more. */
 		kiwi_rx_release(qp);
@@ -629,23 +723,30 @@ static void kiwi_ep_close(struct kiwi_ep *ep, bool reset, int status)
 		ep->qp = NULL;
 		kiwi_qp_put(&qp->ibqp);
 	}
-	if (ep->cm_id && ep->state >= KIWI_EP_RTS) {
+	if (ep->cm_id && (act & KIWI_EPA_DISCONNECT)) {
 		if (!ep->disconnected)
 			kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_DISCONNECT,
 				    status, NULL, 0);
 		kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL, 0);
 	}
-	kiwi_cm_id_drop(ep);
-	ep->state = KIWI_EP_CLOSED;
+	if (act & KIWI_EPA_DROP_ID)
+		kiwi_cm_id_drop(ep);
+	kiwi_ep_next(ep, ev);
 }
 
 /* ---- active side ---- */
 
-static void kiwi_active_fail(struct kiwi_ep *ep, int status, const void *pd,
-			     u32 pd_len)
+/*
+ * Event @ev ends an active connect (a row with FAIL_CONNECT, actions
+ * @act): the iw_cm hears CONNECT_REPLY with @status (and a reject's
+ * private data @pd), the QP's reference goes, the socket is reset.
+ */
+static void kiwi_active_fail(struct kiwi_ep *ep, enum kiwi_ep_event ev,
+			     int act, int status, const void *pd, u32 pd_len)
 {
 	kiwi_ep_event(ep, "connect_failed", status);
-	kiwi_ep_cancel_timer(ep);
+	if (act & KIWI_EPA_STOP_TIMER)
+		kiwi_ep_cancel_timer(ep);
 	if (ep->cm_id)
 		kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, status,
 			    pd, pd_len);
@@ -653,9 +754,11 @@ static void kiwi_active_fail(struct kiwi_ep *ep, int status, const void *pd,
 		kiwi_qp_put(&ep->qp->ibqp);
 		ep->qp = NULL;
 	}
-	kiwi_sk_release(ep, true);
-	kiwi_cm_id_drop(ep);
-	ep->state = KIWI_EP_CLOSED;
+	if (act & KIWI_EPA_RELEASE)
+		kiwi_sk_release(ep, act & KIWI_EPA_RST);
+	if (act & KIWI_EPA_DROP_ID)
+		kiwi_cm_id_drop(ep);
+	kiwi_ep_next(ep, ev);
 }
 
 static void kiwi_active_connected(struct kiwi_ep *ep)
@@ -663,14 +766,14 @@ static void kiwi_active_connected(struct kiwi_ep *ep)
 	const void *pd = ep->mpa_buf + sizeof(struct kiwi_mpa_rr);
 	int rv;
 
-	ep->state = KIWI_EP_AWAIT_REP;
+	kiwi_ep_next(ep, KIWI_EPE_TCP_CONNECTED);
 	kiwi_sock_clamp(ep);
 	kiwi_ep_event(ep, "mpa_request_sent", 0);
 	/* The request was staged in mpa_buf by kiwi_connect(). */
 	rv = kiwi_mpa_send(ep, true, kiwi_mpa_flags(ep), pd, ep->mpa_got);
 	ep->mpa_got = 0;
 	if (rv)
-		kiwi_active_fail(ep, rv, NULL, 0);
+		kiwi_ep_do(ep, KIWI_EPE_MPA_SEND_FAILED, rv, NULL, 0);
 }
 
 static void kiwi_active_reply(struct kiwi_ep *ep)
@@ -681,15 +784,15 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 	if (!rv)
 		return;
 	if (rv < 0) {
-		kiwi_active_fail(ep, rv == -EPROTO ? -ECONNREFUSED : rv,
-				 NULL, 0);
+		kiwi_ep_do(ep, KIWI_EPE_MPA_REPLY_BAD,
+			   rv == -EPROTO ? -ECONNREFUSED : rv, NULL, 0);
 		return;
 	}
 	if (m->reject) {
 		kiwi_ep_event(ep, "mpa_rejected", -ECONNREFUSED);
 		kiwi_stat_add(ep->kdev, KIWI_STAT_MPA_REJECT_RX, 1);
-		kiwi_active_fail(ep, -ECONNREFUSED, kiwi_mpa_ulp_pd(ep),
-				 m->ulp_pd_len);
+		kiwi_ep_do(ep, KIWI_EPE_MPA_REJECTED, -ECONNREFUSED,
+			   kiwi_mpa_ulp_pd(ep), m->ulp_pd_len);
 		return;
 	}
 	/* Either side asking for CRC makes both use it (RFC 5044 7.1). */
@@ -705,7 +808,8 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 		 * offered: peer-to-peer only if we asked for it.
 		 */
 		if (m->p2p && (hweight16(m->rtr) != 1 || !(m->rtr & ep->rtr))) {
-			kiwi_active_fail(ep, -ECONNREFUSED, NULL, 0);
+			kiwi_ep_do(ep, KIWI_EPE_MPA_REPLY_BAD, -ECONNREFUSED,
+				   NULL, 0);
 			return;
 		}
 		ep->rtr = m->p2p ? m->rtr : 0;
@@ -719,7 +823,7 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 	}
 	rv = kiwi_ep_go_rts(ep, ep->rtr);
 	if (rv) {
-		kiwi_active_fail(ep, rv, NULL, 0);
+		kiwi_ep_do(ep, KIWI_EPE_QP_REFUSED, rv, NULL, 0);
 		return;
 	}
 	kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
@@ -790,8 +894,10 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 	if (!rv)
 		return;
 	kiwi_ep_event(ep, rv < 0 ? "mpa_request_bad" : "mpa_request", rv);
-	if (rv < 0)
-		goto drop;
+	if (rv < 0) {
+		kiwi_ep_do(ep, KIWI_EPE_MPA_REQUEST_BAD, rv, NULL, 0);
+		return;
+	}
 
 	kiwi_ep_cancel_timer(ep);
 	ep->crc = ep->mpa.crc || READ_ONCE(kiwi_crc_default);
@@ -801,12 +907,13 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 	ep->mk_rx = kiwi_mk_request(false);
 	ep->ird = ep->mpa.enhanced ? ep->mpa.ird : KIWI_MAX_IRD;
 	ep->ord = ep->mpa.enhanced ? ep->mpa.ord : KIWI_MAX_ORD;
-	ep->state = KIWI_EP_RECVD_REQ;
+	kiwi_ep_next(ep, KIWI_EPE_MPA_REQUEST);
 
 	/*
-	 * Lock order: a connection's lock, then its listener's; nothing
-	 * takes them the other way (kiwi_listen_accept() sets a new child
-	 * up before anything else can see it, without its lock).
+	 * Lock order: a connection's lock, then its listener's.  Only
+	 * kiwi_listen_accept() takes a child's under its listener's, for a
+	 * child that nothing else can lock yet but kiwi_cm_dev_close(),
+	 * which takes no listener's (see there).
 	 */
 	mutex_lock_nested(&l->lock, SINGLE_DEPTH_NESTING);
 	if (l->state != KIWI_EP_LISTEN || !l->cm_id) {
@@ -818,17 +925,14 @@ static void kiwi_passive_request(struct kiwi_ep *ep)
 	if (!rv)
 		rv = kiwi_req_upcall(ep, l);
 	mutex_unlock(&l->lock);
-	if (rv) {
-		kiwi_req_drop(ep);
+	if (rv)
 		goto drop;
-	}
 	if (READ_ONCE(kiwi_req_timeout_ms))
 		kiwi_ep_arm_timer_ms(ep, READ_ONCE(kiwi_req_timeout_ms));
 	return;
 drop:
-	kiwi_ep_cancel_timer(ep);
-	kiwi_sk_release(ep, true);
-	ep->state = KIWI_EP_CLOSED;
+	/* The listener is gone or the iw_cm refused: end our hold, reset. */
+	kiwi_ep_do(ep, KIWI_EPE_REQUEST_UNDELIVERED, rv, NULL, 0);
 }
 
 /*
@@ -882,15 +986,32 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 		}
 		tcp_sock_set_nodelay(ns->sk);	/* buffers: inherited */
 		kiwi_sk_defaults(l, ns->sk);
+		/*
+		 * The child's lock under its listener's, against the order
+		 * kiwi_passive_request() keeps: safe while the child is
+		 * new -- its work is not queued and no socket callback
+		 * reaches it before kiwi_sk_assoc(); the one other taker,
+		 * kiwi_cm_dev_close(), takes no listener's lock.
+		 */
+		mutex_lock_nested(&ep->lock, SINGLE_DEPTH_NESTING);
+		if (kiwi_ep_next(ep, KIWI_EPE_TCP_ACCEPTED) < 0) {
+			/* The device's removal closed it first. */
+			mutex_unlock(&ep->lock);
+			atomic_dec(&l->children);
+			atomic_dec(&l->kdev->half_open);
+			sock_release(ns);
+			kiwi_ep_put(ep);
+			continue;
+		}
 		kiwi_ep_get(l);
 		ep->listener = l;
 		ep->peer = peer;
 		WRITE_ONCE(ep->half_open, true);
-		ep->state = KIWI_EP_AWAIT_REQ;
 		kiwi_sk_assoc(ep, ns);
 		kiwi_sock_clamp(ep);
 		kiwi_ep_arm_first_byte(ep);
 		kiwi_ep_kick(ep, KIWI_EV_SOCK);
+		mutex_unlock(&ep->lock);
 		kiwi_ep_put(ep);	/* queued work and timer hold it */
 	}
 }
@@ -911,8 +1032,8 @@ static void kiwi_ep_on_sock(struct kiwi_ep *ep)
 		if (sk->sk_state == TCP_ESTABLISHED)
 			kiwi_active_connected(ep);
 		else if (sk->sk_state == TCP_CLOSE)
-			kiwi_active_fail(ep, sock_error(sk) ?: -ECONNREFUSED,
-					 NULL, 0);
+			kiwi_ep_do(ep, KIWI_EPE_SOCK_RESET,
+				   sock_error(sk) ?: -ECONNREFUSED, NULL, 0);
 		break;
 	case KIWI_EP_AWAIT_REP:
 		kiwi_active_reply(ep);
@@ -921,58 +1042,93 @@ static void kiwi_ep_on_sock(struct kiwi_ep *ep)
 		kiwi_passive_request(ep);
 		break;
 	case KIWI_EP_RECVD_REQ:
-		if (sk->sk_state != TCP_ESTABLISHED)
-			kiwi_sk_release(ep, true);	/* accept will fail */
+		if (sk->sk_state != TCP_ESTABLISHED)	/* accept will fail */
+			kiwi_ep_do(ep, KIWI_EPE_SOCK_RESET, 0, NULL, 0);
 		break;
 	case KIWI_EP_RTS:
-		if (sk->sk_state == TCP_CLOSE_WAIT)	/* peer's FIN */
-			kiwi_ep_close(ep, false, 0);
+		if (sk->sk_state == TCP_CLOSE_WAIT)
+			kiwi_ep_do(ep, KIWI_EPE_PEER_FIN, 0, NULL, 0);
 		else if (sk->sk_state != TCP_ESTABLISHED)	/* reset, timeout */
-			kiwi_ep_close(ep, true, sock_error(sk) ?: -ECONNRESET);
+			kiwi_ep_do(ep, KIWI_EPE_SOCK_RESET,
+				   sock_error(sk) ?: -ECONNRESET, NULL, 0);
 		break;
 	case KIWI_EP_CLOSING:
 		/* Our FIN is out; done once the peer's arrived. */
-		if (sk->sk_shutdown & RCV_SHUTDOWN ||
-		    sk->sk_state == TCP_CLOSE || sk->sk_state == TCP_TIME_WAIT)
-			kiwi_ep_close(ep, sk->sk_state == TCP_CLOSE, 0);
+		if (sk->sk_state == TCP_CLOSE)
+			kiwi_ep_do(ep, KIWI_EPE_SOCK_RESET, 0, NULL, 0);
+		else if (sk->sk_shutdown & RCV_SHUTDOWN ||
+			 sk->sk_state == TCP_TIME_WAIT)
+			kiwi_ep_do(ep, KIWI_EPE_PEER_FIN, 0, NULL, 0);
 		break;
 	default:
 		break;
 	}
 }
 
-static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
+/*
+ * Event @ev for @ep, as its row of the table asks, the state written
+ * last: a failed active connect (FAIL_CONNECT: @status, a reject's
+ * private data @pd), an established connection's end (DISCONNECT), or
+ * the row's own list -- a repeat of the RTR, our FIN, the iw_cm's hold
+ * on a request ended, the consumer's reject (@pd) sent, the socket
+ * released.  A refused event is counted and changes nothing; an
+ * ignored one does nothing.  Under ep->lock.
+ */
+void kiwi_ep_do(struct kiwi_ep *ep, enum kiwi_ep_event ev, int status,
+		const void *pd, u32 pd_len)
 {
-	if (ep->state == KIWI_EP_RTS) {
-		kiwi_ep_nudge(ep);
+	int act = kiwi_ep_step(ep, ev);
+
+	if (act <= 0)
 		return;
-	}
-	if (ep->state != KIWI_EP_CLOSED) {
+	if (act & KIWI_EPA_TIMED_OUT) {
 		kiwi_ep_event(ep, "timeout", -ETIMEDOUT);
 		kiwi_stat_add(ep->kdev, KIWI_STAT_CM_TIMEOUT, 1);
 	}
-	switch (ep->state) {
-	case KIWI_EP_CONNECTING:
-	case KIWI_EP_AWAIT_REP:
-		kiwi_active_fail(ep, -ETIMEDOUT, NULL, 0);
-		break;
-	case KIWI_EP_AWAIT_REQ:
-		kiwi_sk_release(ep, true);
-		ep->state = KIWI_EP_CLOSED;
-		break;
-	case KIWI_EP_RECVD_REQ:
-		/* No accept or reject in time: reset, end the iw_cm's hold. */
-		if (!kiwi_req_drop(ep))
-			break;	/* one is under way */
-		kiwi_sk_release(ep, true);
-		ep->state = KIWI_EP_CLOSED;
-		break;
-	case KIWI_EP_CLOSING:
-		kiwi_ep_close(ep, true, 0);
-		break;
-	default:
-		break;
+	if (act & KIWI_EPA_NUDGE)
+		kiwi_ep_nudge(ep);
+	if (act & KIWI_EPA_SHUT_WR) {
+		/* Graceful: FIN now, wait (bounded) for the peer's FIN. */
+		ep->disconnected = true;
+		kernel_sock_shutdown(ep->sock, SHUT_WR);
+		kiwi_ep_arm_timer(ep);
 	}
+	if (act & KIWI_EPA_FAIL_CONNECT) {
+		kiwi_active_fail(ep, ev, act, status, pd, pd_len);
+		return;
+	}
+	if (act & KIWI_EPA_DISCONNECT) {
+		kiwi_ep_close(ep, ev, act, status);
+		return;
+	}
+	if ((act & KIWI_EPA_TAKE_REQ) && !kiwi_req_drop(ep))
+		return;		/* accept or reject has it: theirs to end */
+	if (act & KIWI_EPA_DROP_REQ)
+		kiwi_req_drop(ep);
+	if (act & KIWI_EPA_STOP_TIMER)
+		kiwi_ep_cancel_timer(ep);
+	if ((act & KIWI_EPA_SEND_REJECT) && ep->sock) {
+		kiwi_ep_event(ep, "reject", 0);
+		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, pd, pd_len);
+		kiwi_stat_add(ep->kdev, KIWI_STAT_MPA_REJECT_TX, 1);
+	}
+	if (act & KIWI_EPA_RELEASE)
+		kiwi_sk_release(ep, act & KIWI_EPA_RST);
+	if (act & KIWI_EPA_DROP_ID)
+		kiwi_cm_id_drop(ep);
+	kiwi_ep_next(ep, ev);
+}
+
+/*
+ * The endpoint's timer: a connect fails with ETIMEDOUT; a close that
+ * timed out reports 0 (the consumer asked for it, and heard at SQD).
+ */
+static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
+{
+	int act = kiwi_epfsm(ep->state, KIWI_EPE_TIMEOUT).act;
+
+	kiwi_ep_do(ep, KIWI_EPE_TIMEOUT,
+		   act & KIWI_EPA_FAIL_CONNECT ? -ETIMEDOUT : 0, NULL, 0);
 }
 
 static void kiwi_ep_work(struct work_struct *work)
@@ -989,17 +1145,10 @@ static void kiwi_ep_work(struct work_struct *work)
 	 * go (bounded by its own retry and FIN-WAIT limits); if the peer's
 	 * data is left unread, tcp_close() resets anyway.
 	 */
-	if (test_and_clear_bit(KIWI_EV_ABORT, &ep->events) &&
-	    ep->state >= KIWI_EP_RTS && ep->state != KIWI_EP_CLOSED)
-		kiwi_ep_close(ep, false, -ECONNABORTED);
-	if (test_and_clear_bit(KIWI_EV_CLOSE, &ep->events) &&
-	    ep->state == KIWI_EP_RTS) {
-		/* Graceful: FIN now, wait (bounded) for the peer's FIN. */
-		ep->state = KIWI_EP_CLOSING;
-		ep->disconnected = true;
-		kernel_sock_shutdown(ep->sock, SHUT_WR);
-		kiwi_ep_arm_timer(ep);
-	}
+	if (test_and_clear_bit(KIWI_EV_ABORT, &ep->events))
+		kiwi_ep_do(ep, KIWI_EPE_LOCAL_ABORT, -ECONNABORTED, NULL, 0);
+	if (test_and_clear_bit(KIWI_EV_CLOSE, &ep->events))
+		kiwi_ep_do(ep, KIWI_EPE_LOCAL_CLOSE, 0, NULL, 0);
 	if (test_and_clear_bit(KIWI_EV_SOCK, &ep->events))
 		kiwi_ep_on_sock(ep);
 	if (test_and_clear_bit(KIWI_EV_TIMEOUT, &ep->events))
@@ -1027,28 +1176,18 @@ struct kiwi_qp *kiwi_cm_ep_qp(struct kiwi_ep *ep)
 	       ep->qp : NULL;
 }
 
-/* Under ep->lock: end whatever the endpoint is doing, at once. */
+/*
+ * Under ep->lock: end whatever the endpoint is doing, at once (every
+ * state but CLOSED goes to CLOSED on DEVICE_GONE).  A connect fails
+ * with ENODEV, a connection is aborted.
+ */
 static void kiwi_ep_shut(struct kiwi_ep *ep)
 {
-	lockdep_assert_held(&ep->lock);
-	switch (ep->state) {
-	case KIWI_EP_CONNECTING:
-	case KIWI_EP_AWAIT_REP:
-		kiwi_active_fail(ep, -ENODEV, NULL, 0);
-		break;
-	case KIWI_EP_RTS:
-	case KIWI_EP_CLOSING:
-		kiwi_ep_close(ep, true, -ECONNABORTED);
-		break;
-	default:
-		kiwi_ep_cancel_timer(ep);
-		kiwi_sk_release(ep, true);
-		kiwi_cm_id_drop(ep);
-		if (ep->state == KIWI_EP_RECVD_REQ)
-			kiwi_req_drop(ep);
-		ep->state = KIWI_EP_CLOSED;
-		break;
-	}
+	int act = kiwi_epfsm(ep->state, KIWI_EPE_DEVICE_GONE).act;
+
+	kiwi_ep_do(ep, KIWI_EPE_DEVICE_GONE,
+		   act & KIWI_EPA_FAIL_CONNECT ? -ENODEV : -ECONNABORTED,
+		   NULL, 0);
 }
 
 /* An endpoint of @kdev (any, if NULL) not yet closed, referenced. */
@@ -1081,9 +1220,7 @@ void kiwi_cm_dev_close(struct kiwi_device *kdev)
 
 	while ((ep = kiwi_ep_find_open(kdev))) {
 		mutex_lock(&ep->lock);
-		if (ep->state != KIWI_EP_CLOSED)
-			kiwi_ep_shut(ep);
-		ep->state = KIWI_EP_CLOSED;
+		kiwi_ep_shut(ep);	/* CLOSED already: ignored */
 		mutex_unlock(&ep->lock);
 		kiwi_ep_put(ep);
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kiwi: what the three files of connection management share -- the
- * endpoint, its states and events, and the calls between them:
+ * endpoint (its states and events, and their table, are
+ * include/kiwi/epfsm.h's) and the calls between them:
  *
  *   cm.c    endpoints: lifetime, socket callbacks, the state machine
  *           run by each endpoint's work, upcalls to the iw_cm, binding
@@ -19,6 +20,7 @@
 #define KIWI_CM_H
 
 #include <rdma/iw_cm.h>
+#include <kiwi/epfsm.h>
 
 #include "kiwi.h"
 
@@ -31,19 +33,11 @@ extern unsigned int kiwi_max_half_open;
 /* Receive window of a connection until RTS (TCP_WINDOW_CLAMP). */
 #define KIWI_SETUP_WINDOW	4096
 
-enum kiwi_ep_state {
-	KIWI_EP_IDLE,
-	KIWI_EP_LISTEN,
-	KIWI_EP_CONNECTING,		/* active: TCP connect in progress */
-	KIWI_EP_AWAIT_REP,		/* active: MPA request sent */
-	KIWI_EP_AWAIT_REQ,		/* passive: reading MPA request */
-	KIWI_EP_RECVD_REQ,		/* passive: consumer to accept/reject */
-	KIWI_EP_RTS,			/* QP bound, data flowing */
-	KIWI_EP_CLOSING,		/* local graceful close, FIN sent */
-	KIWI_EP_CLOSED,
-};
-
-/* Event bits in ep->events. */
+/*
+ * Event bits in ep->events: what the endpoint's work is to look at.  The
+ * work turns them into the events of the state machine
+ * (include/kiwi/epfsm.h, enum kiwi_ep_event).
+ */
 enum {
 	KIWI_EV_SOCK,			/* data or state change on the socket */
 	KIWI_EV_TIMEOUT,
@@ -56,7 +50,7 @@ struct kiwi_ep {
 	struct list_head entry;		/* on kiwi_ep_list */
 	struct kiwi_device *kdev;
 	struct mutex lock;
-	enum kiwi_ep_state state;
+	enum kiwi_ep_state state;	/* written by kiwi_ep_next() alone */
 	struct socket *sock;
 	struct iw_cm_id *cm_id;		/* referenced while set */
 	struct kiwi_ep *listener;	/* passive: referenced parent */
@@ -99,6 +93,9 @@ struct kiwi_ep {
 /* cm.c: endpoints and their state machine */
 struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev);
 void kiwi_ep_put(struct kiwi_ep *ep);
+int kiwi_ep_next(struct kiwi_ep *ep, enum kiwi_ep_event ev);
+void kiwi_ep_do(struct kiwi_ep *ep, enum kiwi_ep_event ev, int status,
+		const void *pd, u32 pd_len);
 void kiwi_ep_kick(struct kiwi_ep *ep, int event);
 void kiwi_ep_arm_timer(struct kiwi_ep *ep);
 void kiwi_ep_cancel_timer(struct kiwi_ep *ep);

@@ -60,25 +60,31 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		goto err;
 
 	mutex_lock(&ep->lock);
+	/*
+	 * The endpoint is on kiwi_ep_list since kiwi_ep_alloc(): refused
+	 * only if the device's removal closed it meanwhile.
+	 */
+	if (kiwi_ep_next(ep, KIWI_EPE_CONNECT) < 0) {
+		mutex_unlock(&ep->lock);
+		sock_release(sock);
+		rv = -ENODEV;
+		goto err;
+	}
 	kiwi_qp_get(&qp->ibqp);
 	ep->qp = qp;
 	kiwi_cm_id_set(ep, id);
 	kiwi_sk_assoc(ep, sock);
 	ep->dst = id->m_remote_addr;
-	ep->state = KIWI_EP_CONNECTING;
 	kiwi_ep_arm_timer(ep);
 	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?
 			    sizeof(struct sockaddr_in) :
 			    sizeof(struct sockaddr_in6), O_NONBLOCK);
 	kiwi_ep_event(ep, "connect", rv == -EINPROGRESS ? 0 : rv);
 	if (rv && rv != -EINPROGRESS) {
-		kiwi_ep_cancel_timer(ep);
+		/* The error is iw_connect's: no CONNECT_REPLY follows. */
 		kiwi_qp_put(&qp->ibqp);
 		ep->qp = NULL;
-		kiwi_sk_release(ep, true);
-		ep->cm_id = NULL;
-		id->rem_ref(id);
-		ep->state = KIWI_EP_CLOSED;
+		kiwi_ep_do(ep, KIWI_EPE_CONNECT_ERROR, rv, NULL, 0);
 		mutex_unlock(&ep->lock);
 		goto err;
 	}
@@ -159,9 +165,7 @@ int kiwi_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		 * After a failed accept the iw_cm's id goes back to idle and
 		 * no reject follows: the connection ends here, with a reset.
 		 */
-		kiwi_ep_cancel_timer(ep);
-		kiwi_sk_release(ep, true);
-		ep->state = KIWI_EP_CLOSED;
+		kiwi_ep_do(ep, KIWI_EPE_ACCEPT_FAILED, rv, NULL, 0);
 	} else {
 		kiwi_upcall(ep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 	}
@@ -178,14 +182,8 @@ int kiwi_reject(struct iw_cm_id *id, const void *pdata, u8 pd_len)
 		return 0;	/* reset already: timed out, or device gone */
 	mutex_lock(&ep->lock);
 	ep->req_id = 0;
-	kiwi_ep_cancel_timer(ep);
-	if (ep->state == KIWI_EP_RECVD_REQ && ep->sock) {
-		kiwi_ep_event(ep, "reject", 0);
-		kiwi_mpa_send(ep, false, KIWI_MPA_FLAG_R, pdata, pd_len);
-		kiwi_stat_add(ep->kdev, KIWI_STAT_MPA_REJECT_TX, 1);
-		kiwi_sk_release(ep, false);
-	}
-	ep->state = KIWI_EP_CLOSED;
+	/* The reject frame goes if the socket is still there. */
+	kiwi_ep_do(ep, KIWI_EPE_REJECT, 0, pdata, pd_len);
 	mutex_unlock(&ep->lock);
 	kiwi_ep_put(ep);	/* the CONNECT_REQUEST reference */
 	return 0;
@@ -226,8 +224,14 @@ int kiwi_create_listen(struct iw_cm_id *id, int backlog)
 		return -ENOMEM;
 	}
 	mutex_lock(&ep->lock);
+	/* As in kiwi_connect(): refused only if the device went meanwhile. */
+	if (kiwi_ep_next(ep, KIWI_EPE_LISTEN) < 0) {
+		mutex_unlock(&ep->lock);
+		sock_release(sock);
+		kiwi_ep_put(ep);
+		return -ENODEV;
+	}
 	kiwi_cm_id_set(ep, id);
-	ep->state = KIWI_EP_LISTEN;
 	/* Half-open connections it may hold: its backlog, at least 32. */
 	ep->max_children = min_t(int, max(backlog, 32),
 				 READ_ONCE(kiwi_max_half_open));
@@ -244,9 +248,8 @@ int kiwi_destroy_listen(struct iw_cm_id *id)
 	if (!ep)
 		return 0;
 	mutex_lock(&ep->lock);
-	ep->state = KIWI_EP_CLOSED;
-	kiwi_sk_release(ep, false);
-	kiwi_cm_id_drop(ep);
+	/* Its socket closed, its id dropped; CLOSED already if the device went. */
+	kiwi_ep_do(ep, KIWI_EPE_LISTENER_DESTROYED, 0, NULL, 0);
 	mutex_unlock(&ep->lock);
 	/* Pending children may still look at us; they hold references. */
 	if (cancel_work_sync(&ep->work))

@@ -81,6 +81,7 @@ enum kiwi_stat {
 	KIWI_STAT_TX_MARKERS,		/* MPA markers sent */
 	KIWI_STAT_RX_MARKERS,		/* MPA markers received and removed */
 	KIWI_STAT_RX_MARKER_ERR,	/* ... with an inconsistent FPDUPTR */
+	KIWI_STAT_CM_BAD_TRANSITION,	/* endpoint events refused as illegal */
 	KIWI_NSTATS
 };
 

@@ -50,6 +50,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_NSTATS] = {
 	[KIWI_STAT_TX_MARKERS] = { .name = "tx_markers" },
 	[KIWI_STAT_RX_MARKERS] = { .name = "rx_markers" },
 	[KIWI_STAT_RX_MARKER_ERR] = { .name = "rx_marker_errors" },
+	[KIWI_STAT_CM_BAD_TRANSITION] = { .name = "cm_illegal_transitions" },
 };
 
 int kiwi_stats_init(struct kiwi_device *kdev)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kiwi: tracepoints, under events/kiwi/ in tracefs.  A connection's life
- * -- connect, MPA exchange, established, disconnect, TERMINATE, QP state
- * changes -- can be followed with
+ * -- connect, MPA exchange, established, disconnect, TERMINATE, endpoint
+ * and QP state changes -- can be followed with
  *
  *	trace-cmd record -e kiwi ...
  *	perf trace -e 'kiwi:*' ...
@@ -28,6 +28,7 @@
 
 #include <linux/socket.h>
 #include <linux/tracepoint.h>
+#include <kiwi/epfsm.h>
 
 /* Enum names for tools that read the format file (trace-cmd, perf). */
 TRACE_DEFINE_ENUM(KIWI_QP_IDLE);
@@ -95,6 +96,135 @@ TRACE_EVENT(kiwi_qp_state,
 		  kiwi_show_qp_state(__entry->from),
 		  kiwi_show_qp_state(__entry->to),
 		  kiwi_show_qp_event(__entry->event))
+);
+
+/* Likewise for the endpoint's (include/kiwi/epfsm.h). */
+TRACE_DEFINE_ENUM(KIWI_EP_IDLE);
+TRACE_DEFINE_ENUM(KIWI_EP_LISTEN);
+TRACE_DEFINE_ENUM(KIWI_EP_CONNECTING);
+TRACE_DEFINE_ENUM(KIWI_EP_AWAIT_REP);
+TRACE_DEFINE_ENUM(KIWI_EP_AWAIT_REQ);
+TRACE_DEFINE_ENUM(KIWI_EP_RECVD_REQ);
+TRACE_DEFINE_ENUM(KIWI_EP_RTS);
+TRACE_DEFINE_ENUM(KIWI_EP_CLOSING);
+TRACE_DEFINE_ENUM(KIWI_EP_CLOSED);
+TRACE_DEFINE_ENUM(KIWI_EPE_LISTEN);
+TRACE_DEFINE_ENUM(KIWI_EPE_LISTENER_DESTROYED);
+TRACE_DEFINE_ENUM(KIWI_EPE_CONNECT);
+TRACE_DEFINE_ENUM(KIWI_EPE_CONNECT_ERROR);
+TRACE_DEFINE_ENUM(KIWI_EPE_ACCEPT_FAILED);
+TRACE_DEFINE_ENUM(KIWI_EPE_REJECT);
+TRACE_DEFINE_ENUM(KIWI_EPE_TCP_ACCEPTED);
+TRACE_DEFINE_ENUM(KIWI_EPE_TCP_CONNECTED);
+TRACE_DEFINE_ENUM(KIWI_EPE_PEER_FIN);
+TRACE_DEFINE_ENUM(KIWI_EPE_SOCK_RESET);
+TRACE_DEFINE_ENUM(KIWI_EPE_MPA_SEND_FAILED);
+TRACE_DEFINE_ENUM(KIWI_EPE_MPA_REQUEST);
+TRACE_DEFINE_ENUM(KIWI_EPE_MPA_REQUEST_BAD);
+TRACE_DEFINE_ENUM(KIWI_EPE_REQUEST_UNDELIVERED);
+TRACE_DEFINE_ENUM(KIWI_EPE_MPA_REPLY_BAD);
+TRACE_DEFINE_ENUM(KIWI_EPE_MPA_REJECTED);
+TRACE_DEFINE_ENUM(KIWI_EPE_QP_REFUSED);
+TRACE_DEFINE_ENUM(KIWI_EPE_RTS_REACHED);
+TRACE_DEFINE_ENUM(KIWI_EPE_LOCAL_CLOSE);
+TRACE_DEFINE_ENUM(KIWI_EPE_LOCAL_ABORT);
+TRACE_DEFINE_ENUM(KIWI_EPE_TIMEOUT);
+TRACE_DEFINE_ENUM(KIWI_EPE_DEVICE_GONE);
+
+/* The states and events of include/kiwi/epfsm.h, by its names. */
+#define kiwi_show_ep_state(s)						\
+	__print_symbolic(s, { KIWI_EP_IDLE, "IDLE" },			\
+			 { KIWI_EP_LISTEN, "LISTEN" },			\
+			 { KIWI_EP_CONNECTING, "CONNECTING" },		\
+			 { KIWI_EP_AWAIT_REP, "AWAIT_REP" },		\
+			 { KIWI_EP_AWAIT_REQ, "AWAIT_REQ" },		\
+			 { KIWI_EP_RECVD_REQ, "RECVD_REQ" },		\
+			 { KIWI_EP_RTS, "RTS" },			\
+			 { KIWI_EP_CLOSING, "CLOSING" },		\
+			 { KIWI_EP_CLOSED, "CLOSED" })
+
+#define kiwi_show_ep_event(e)						\
+	__print_symbolic(e, { KIWI_EPE_LISTEN, "LISTEN" },		\
+			 { KIWI_EPE_LISTENER_DESTROYED, "LISTENER_DESTROYED" }, \
+			 { KIWI_EPE_CONNECT, "CONNECT" },		\
+			 { KIWI_EPE_CONNECT_ERROR, "CONNECT_ERROR" },	\
+			 { KIWI_EPE_ACCEPT_FAILED, "ACCEPT_FAILED" },	\
+			 { KIWI_EPE_REJECT, "REJECT" },			\
+			 { KIWI_EPE_TCP_ACCEPTED, "TCP_ACCEPTED" },	\
+			 { KIWI_EPE_TCP_CONNECTED, "TCP_CONNECTED" },	\
+			 { KIWI_EPE_PEER_FIN, "PEER_FIN" },		\
+			 { KIWI_EPE_SOCK_RESET, "SOCK_RESET" },		\
+			 { KIWI_EPE_MPA_SEND_FAILED, "MPA_SEND_FAILED" }, \
+			 { KIWI_EPE_MPA_REQUEST, "MPA_REQUEST" },	\
+			 { KIWI_EPE_MPA_REQUEST_BAD, "MPA_REQUEST_BAD" }, \
+			 { KIWI_EPE_REQUEST_UNDELIVERED, "REQUEST_UNDELIVERED" }, \
+			 { KIWI_EPE_MPA_REPLY_BAD, "MPA_REPLY_BAD" },	\
+			 { KIWI_EPE_MPA_REJECTED, "MPA_REJECTED" },	\
+			 { KIWI_EPE_QP_REFUSED, "QP_REFUSED" },		\
+			 { KIWI_EPE_RTS_REACHED, "RTS_REACHED" },	\
+			 { KIWI_EPE_LOCAL_CLOSE, "LOCAL_CLOSE" },	\
+			 { KIWI_EPE_LOCAL_ABORT, "LOCAL_ABORT" },	\
+			 { KIWI_EPE_TIMEOUT, "TIMEOUT" },		\
+			 { KIWI_EPE_DEVICE_GONE, "DEVICE_GONE" })
+
+/*
+ * A connection endpoint's state changed (@ep, a stable id while it
+ * lives, as kiwi_cm shows it; @qpn its QP, 0 if none) on an event of
+ * its state machine (include/kiwi/epfsm.h).
+ */
+TRACE_EVENT(kiwi_ep_state,
+	TP_PROTO(const char *dev, const void *ep, u32 qpn, int from, int to,
+		 int event),
+	TP_ARGS(dev, ep, qpn, from, to, event),
+	TP_STRUCT__entry(
+		__string(dev, dev)
+		__field(const void *, ep)
+		__field(u32, qpn)
+		__field(int, from)
+		__field(int, to)
+		__field(int, event)
+	),
+	TP_fast_assign(
+		kiwi_assign_str(dev, dev);
+		__entry->ep = ep;
+		__entry->qpn = qpn;
+		__entry->from = from;
+		__entry->to = to;
+		__entry->event = event;
+	),
+	TP_printk("%s ep %p qp %u %s -> %s on %s", __get_str(dev),
+		  __entry->ep, __entry->qpn,
+		  kiwi_show_ep_state(__entry->from),
+		  kiwi_show_ep_state(__entry->to),
+		  kiwi_show_ep_event(__entry->event))
+);
+
+/*
+ * An event the endpoint's state machine refuses in its state (counted
+ * in cm_illegal_transitions); the endpoint stays as it is.
+ */
+TRACE_EVENT(kiwi_ep_refused,
+	TP_PROTO(const char *dev, const void *ep, u32 qpn, int state,
+		 int event),
+	TP_ARGS(dev, ep, qpn, state, event),
+	TP_STRUCT__entry(
+		__string(dev, dev)
+		__field(const void *, ep)
+		__field(u32, qpn)
+		__field(int, state)
+		__field(int, event)
+	),
+	TP_fast_assign(
+		kiwi_assign_str(dev, dev);
+		__entry->ep = ep;
+		__entry->qpn = qpn;
+		__entry->state = state;
+		__entry->event = event;
+	),
+	TP_printk("%s ep %p qp %u %s refused in %s", __get_str(dev),
+		  __entry->ep, __entry->qpn,
+		  kiwi_show_ep_event(__entry->event),
+		  kiwi_show_ep_state(__entry->state))
 );
 
 /* A TERMINATE went out (@sent) or came in: RFC 5040 layer/type/code. */
