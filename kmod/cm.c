@@ -443,9 +443,12 @@ void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
 
 	if (ep->sock) {
 		kernel_getsockname(ep->sock, (struct sockaddr *)&l);
-		/* A refused or reset connect has no peer left: name the one asked for. */
+		/*
+		 * A refused or reset connection has no peer left: name the
+		 * one asked for, or the one accepted from.
+		 */
 		if (kernel_getpeername(ep->sock, (struct sockaddr *)&r) < 0)
-			r = ep->dst;
+			r = ep->initiator ? ep->dst : ep->peer;
 	}
 	trace_kiwi_cm(dev_name(&ep->kdev->ibdev.dev), ep, qpn, what, status,
 		      &l, &r);

@@ -1239,6 +1239,11 @@ vanish() {
 		{ grep -q "kiwi1 ep .* close status -103 " $TR/trace &&
 		  grep -q 'async event: local work queue catastrophic error' "$TMPD/v"; } ||
 		why="$why (neither an endpoint of kiwi1 aborted -ETIMEDOUT nor its send failed, QP_FATAL)"
+	# The accepted endpoint's peer is gone when it ends: the trace still
+	# names the address it was accepted from (kiwi da73462 printed
+	# "(einval)").
+	! grep -h "kiwi1 ep .* \(abort\|close\) status" $TR/trace | grep -q '(einval)' ||
+		why="$why (the trace names no peer address)"
 	[ $ms -le $(((8 + VANISH_SLACK) * 1000)) ] ||
 		why="$why (DISCONNECTED after ${ms} ms)"
 	[ -n "$why" ] || why=$(leak_left 15)
