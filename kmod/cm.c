@@ -378,7 +378,7 @@ static bool kiwi_half_open_src_full(struct kiwi_device *kdev,
 	list_for_each_entry(ep, &kiwi_ep_list, entry) {
 		/* half_open changes under ep->lock: a count, not a bound */
 		if (ep->kdev == kdev && READ_ONCE(ep->half_open) &&
-		    kiwi_same_host(&ep->peer, peer) && ++n >= quota)
+		    kiwi_same_host(&ep->remote, peer) && ++n >= quota)
 			break;
 	}
 	spin_unlock(&kiwi_ep_list_lock);
@@ -533,7 +533,7 @@ void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
 		 * one asked for, or the one accepted from.
 		 */
 		if (kernel_getpeername(ep->sock, (struct sockaddr *)&r) < 0)
-			r = ep->initiator ? ep->dst : ep->peer;
+			r = ep->remote;
 	}
 	trace_kiwi_cm(dev_name(&ep->kdev->ibdev.dev), ep, qpn, what, status,
 		      &l, &r);
@@ -1005,7 +1005,7 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 		}
 		kiwi_ep_get(l);
 		ep->listener = l;
-		ep->peer = peer;
+		ep->remote = peer;
 		WRITE_ONCE(ep->half_open, true);
 		kiwi_sk_assoc(ep, ns);
 		kiwi_sock_clamp(ep);

@@ -78,8 +78,8 @@ struct kiwi_ep {
 	bool mk_rx;			/* our frame asks for markers */
 	bool mk_tx;			/* the peer's frame asked for them */
 	u32 req_id;			/* passive: its kiwi_req_xa cookie */
-	struct sockaddr_storage peer;	/* passive: the source address */
-	struct sockaddr_storage dst;	/* active: the address connected to */
+	/* the peer: connected to (active) or accepted from (passive) */
+	struct sockaddr_storage remote;
 	bool got_first;			/* passive: the first MPA byte came */
 	u8 rtr_nudges;			/* RTR repeats sent (kiwi_ep_nudge()) */
 	u64 rtr_rx_mark;		/* bytes received when RTS was reached */

@@ -74,7 +74,7 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ep->qp = qp;
 	kiwi_cm_id_set(ep, id);
 	kiwi_sk_assoc(ep, sock);
-	ep->dst = id->m_remote_addr;
+	ep->remote = id->m_remote_addr;
 	kiwi_ep_arm_timer(ep);
 	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?
 			    sizeof(struct sockaddr_in) :
