@@ -658,7 +658,7 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 	rv = kiwi_qp_connected(ep->qp, ep, ep->sock, ep->crc, ep->large,
 			       (ep->mk_tx ? KIWI_MK_F_TX : 0) |
 			       (ep->mk_rx ? KIWI_MK_F_RX : 0),
-			       send_rtr);
+			       send_rtr, !ep->initiator);
 	if (rv)
 		return rv;
 

@@ -476,6 +476,7 @@ struct kiwi_tx {
 	u32 term_ctrl;			/* TERMINATE to send, if term_pending */
 	bool term_pending;
 	u8 rtr_pending;			/* KIWI_MPA_RTR_* message to send */
+	bool await_peer;		/* responder: peer's first FPDU due */
 	struct kiwi_tx_batch *batch;	/* FPDUs gathered for one send */
 };
 
@@ -716,6 +717,7 @@ int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_unblock(struct socket *sock);
 void kiwi_tx_start(struct kiwi_qp *qp);
+void kiwi_tx_peer_spoke(struct kiwi_qp *qp);
 void kiwi_tx_now(struct kiwi_qp *qp);
 void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_tx_work(struct work_struct *work);
@@ -744,7 +746,7 @@ void kiwi_qp_retire_sq(struct kiwi_qp *qp);
 
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		      struct socket *sock, bool crc, bool large, u8 markers,
-		      u8 rtr);
+		      u8 rtr, bool responder);
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
 void kiwi_qp_unbind(struct kiwi_qp *qp);
 void kiwi_qp_fail_all(struct kiwi_device *kdev);

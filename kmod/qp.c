@@ -394,7 +394,7 @@ void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl)
 /* The CM has an established MPA connection for this QP. */
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		      struct socket *sock, bool crc, bool large, u8 markers,
-		      u8 rtr)
+		      u8 rtr, bool responder)
 {
 	int rv = 0;
 	int act;
@@ -419,6 +419,8 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	qp->mk_rx = markers & KIWI_MK_F_RX;
 	kiwi_tx_markers_init(qp);
 	qp->tx.rtr_pending = rtr;
+	/* RFC 5044 7.1.2 rule 4: a responder speaks second (tx.c). */
+	qp->tx.await_peer = responder;
 	qp->tx.term_pending = false;
 	qp->tx.irq_head = 0;
 	qp->tx.irq_count = 0;
@@ -896,7 +898,7 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	bool crc, large, mk_tx, mk_rx;
+	bool crc, large, mk_tx, mk_rx, await;
 	struct nlattr *nest;
 	u32 ird, ord, rtr;
 
@@ -908,6 +910,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	ird = qp->ird;
 	ord = qp->ord;
 	rtr = qp->sock ? qp->rtr : 0;
+	await = qp->sock && READ_ONCE(qp->tx.await_peer);
 	mutex_unlock(&qp->state_lock);
 
 	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
@@ -920,6 +923,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "ird", ird) ||
 	    rdma_nl_put_driver_u32(msg, "ord", ord) ||
 	    rdma_nl_put_driver_u32(msg, "p2p_rtr", rtr) ||
+	    rdma_nl_put_driver_u32(msg, "await_first_fpdu", await) ||
 	    rdma_nl_put_driver_u32(msg, "rfc7306_imm", qp->imm_tx) ||
 	    rdma_nl_put_driver_u32(msg, "rfc7306_atomics", qp->atomic)) {
 		nla_nest_cancel(msg, nest);

@@ -693,6 +693,8 @@ static int kiwi_rx_trailer_done(struct kiwi_qp *qp)
 		}
 	}
 	kiwi_qp_stat_add(qp, KIWI_STAT_RX_FPDUS, 1);
+	if (unlikely(READ_ONCE(qp->tx.await_peer)))
+		kiwi_tx_peer_spoke(qp);	/* before any answer to it */
 	kiwi_rx_end(qp);
 	rx->crc = ~0U;
 	return 0;

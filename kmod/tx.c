@@ -448,6 +448,16 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 		rv = kiwi_tx_send_rtr(qp, sock, qp->tx.rtr_pending);
 		qp->tx.rtr_pending = 0;
 	}
+	/*
+	 * A responder sends nothing until the initiator's first FPDU has
+	 * arrived whole and passed its checks (RFC 5044 7.1.2, rule 4):
+	 * the initiator may still be reading our MPA reply, and one that
+	 * reads it with an FPDU behind it may fail the connection (siw
+	 * does).  With RFC 6581 that FPDU is the RTR; without, whatever the
+	 * initiator's consumer sends first.  kiwi_tx_peer_spoke() lifts it.
+	 */
+	if (READ_ONCE(qp->tx.await_peer))
+		return false;
 	while (!rv && kiwi_qp_state(qp) == KIWI_QP_RTS &&
 	       !READ_ONCE(qp->tx.term_pending)) {
 		if (!items-- || (inline_tx && READ_ONCE(qp->tx.irq_count))) {
@@ -558,6 +568,16 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 		cpu = old == KIWI_TX_CPU_PICK ? pick : old;	/* first wins */
 	}
 	queue_work_on(cpu, kiwi_wq, &qp->tx.work);
+}
+
+/*
+ * The receive path has the initiator's first FPDU, checked (rx.c): a
+ * responder may send from now on.  Any context.
+ */
+void kiwi_tx_peer_spoke(struct kiwi_qp *qp)
+{
+	WRITE_ONCE(qp->tx.await_peer, false);
+	kiwi_tx_kick(qp);	/* orders the store before the worker's run */
 }
 
 /* At connection: send what was posted before, leaving the CPU unpicked. */

@@ -12,9 +12,10 @@
  *                the rest.  Expected: TERMINATE DDP tagged / invalid
  *                STag (1/1/0x00), and nothing placed after the
  *                deregistration (the victim checks its own memory).
- *                With -r it first waits for a SEND from the victim
- *                (kiwi_frmr_test: its FRMR is registered; it remaps it
- *                during the silence).
+ *                With -r it first checks that the victim waits for
+ *                our first FPDU (as in resp_interleave), then waits
+ *                for a SEND from it (kiwi_frmr_test: its FRMR is
+ *                registered; it remaps it during the silence).
  *   read_flood   -n RDMA READ requests in one segment, though the victim
  *                advertised an IRD of 1.  Expected: at most IRD READ
  *                responses, then TERMINATE DDP untagged / no buffer
@@ -23,7 +24,10 @@
  *                then a READ of the whole (victim -i 2 or more).
  *                Expected: both READs answered with the bytes in place,
  *                no TERMINATE.
- *   resp_interleave  answers the victim's RDMA READ (victim -R) with a
+ *   resp_interleave  first checks that the victim, the responder, sends
+ *                nothing before our first FPDU (RFC 5044 7.1.2 rule
+ *                4; its READ is queued at once), then answers the
+ *                victim's RDMA READ (victim -R) with a
  *                READ Response in two FPDUs, a SEND between them and
  *                one after (tagged and untagged interleaved the other
  *                way round).  Expected: no TERMINATE; the victim checks
@@ -400,6 +404,31 @@ static int expect_term(int got, int want)
 }
 
 /*
+ * RFC 5044 7.1.2, rule 4: the responder (kiwi) sends nothing until it
+ * has our first FPDU, though its consumer has work queued at once
+ * (victim -R READs, kiwi_frmr_test SENDs "ready"); we asked for no
+ * RFC 6581 RTR.  Nothing may come for a second and a half; then our
+ * first FPDU, a zero-length WRITE (an RTR's form: it names no buffer).
+ */
+static void send_tagged(uint8_t op, bool last, uint32_t stag, uint64_t to,
+			uint32_t len, uint8_t pat);
+
+static int speak_first(void)
+{
+	uint32_t len;
+	int op = recv_fpdu(1500, &len);
+
+	if (op != GOT_TIMEOUT) {
+		printf("fpdu_peer: FAILED the responder sent %s before our first FPDU (RFC 5044 7.1.2, rule 4)\n",
+		       op >= 0 ? "an FPDU" : got_str(op));
+		return 1;
+	}
+	printf("# the responder waited for our first FPDU\n");
+	send_tagged(KIWI_OP_WRITE, true, 0, 0, 0, 0);
+	return 0;
+}
+
+/*
  * -r: the victim makes its region valid only once connected (a kernel
  * consumer's fast registration, selftests/kconsumer/kiwi_frmr_test.c)
  * and then says so with a SEND: wait for that.
@@ -428,7 +457,7 @@ static int stall_write(const struct victim_info *vi, int secs, bool ready)
 	static uint8_t fpdu[8192];
 	size_t n;
 
-	if (ready && await_ready())
+	if (ready && (speak_first() || await_ready()))
 		return 1;
 	memset(data, PAT_PEER, sizeof(data));
 	h.ctrl.ddp_rdmap = htons(kiwi_ddp_rdmap(KIWI_OP_WRITE, true));
@@ -1204,6 +1233,8 @@ static int resp_interleave(void)
 	uint64_t to;
 	int op, got;
 
+	if (speak_first())
+		return 1;
 	do
 		op = recv_fpdu(10000, &len);
 	while (op >= 0 && op != KIWI_OP_READ_REQ);

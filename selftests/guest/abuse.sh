@@ -44,7 +44,10 @@
 #                 untagged/no buffer
 #   interleave    a WRITE in two FPDUs with a READ request between them:
 #                 both READs answered, the data in place
-#   resp_interleave  kiwi's RDMA READ (victim -R) answered in two READ
+#   resp_interleave  kiwi, the responder, sends nothing before the
+#                 peer's first FPDU though its READ is queued at once
+#                 (RFC 5044 7.1.2 rule 4, no RTR asked); then
+#                 kiwi's RDMA READ (victim -R) answered in two READ
 #                 Response FPDUs with a SEND between them and one after:
 #                 the sink and both receives in place, three successful
 #                 completions, no TERMINATE
@@ -1376,7 +1379,7 @@ only peer_case interleave 7408 "-i 4" "-m interleave" \
 	"a WRITE's two FPDUs with a READ request between them (tagged and untagged interleaved, as hardware sends them): both READs answered, the data in place" \
 	fpdu_peer "kiwi1 read_requests_served"
 only peer_case resp_interleave 7409 "-R" "-m resp_interleave" \
-	"kiwi's RDMA READ answered in two FPDUs with the peer's SENDs between and after them (READ Responses and SENDs interleaved, as hardware sends them): the READ's data and both receives in place, no TERMINATE"
+	"kiwi as responder sends nothing before the initiator's first FPDU (RFC 5044 7.1.2 rule 4), then its RDMA READ answered in two FPDUs with the peer's SENDs between and after them (READ Responses and SENDs interleaved, as hardware sends them): the READ's data and both receives in place, no TERMINATE"
 only case_peer_scenarios
 only case_handshakes
 only case_src_quota
