@@ -175,17 +175,19 @@ static int kiwi_rx_begin_read_resp(struct kiwi_qp *qp,
 	struct kiwi_rx *rx = &qp->rx;
 	u32 stag = be32_to_cpu(rx->fr.hdr.t.stag);
 	u64 to = be64_to_cpu(rx->fr.hdr.t.to);
-	struct kiwi_sge sink;
-	u32 bytes;
+	struct kiwi_sge sink = {};
+	struct kiwi_verdict v;
+	u32 bytes = 0;
+	bool have;
 	int rv;
 
 	if (act == KIWI_OA_RTR)	/* answers our zero-length RTR READ */
 		return 0;
-	/* A response must answer our oldest READ, inside its sink. */
-	if (!kiwi_qp_orq_head(qp, &sink, &bytes) || stag != sink.lkey ||
-	    to < sink.addr || to - sink.addr + rx->fr.data_rem > bytes)
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
-				    KIWI_RC_UNEXPECTED_OP);
+	have = kiwi_qp_orq_head(qp, &sink, &bytes);
+	v = kiwi_order_read_resp(have, sink.lkey, sink.addr, bytes, stag, to,
+				 rx->fr.data_rem);
+	if (!v.ok)
+		return kiwi_rx_refuse(qp, v);
 	rv = kiwi_rx_sink(qp, stag, to, rx->fr.data_rem, IB_ACCESS_LOCAL_WRITE);
 	if (rv)	/* our own sink is bad: the READ fails, not just flushes */
 		kiwi_qp_read_failed(qp, IB_WC_LOC_PROT_ERR);

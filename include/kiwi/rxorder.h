@@ -24,9 +24,11 @@
  *      WRITE's (RDMA WRITE with immediate), else a SEND with immediate.
  *
  * A zero-length, last READ Response while our own RTR READ is
- * outstanding answers it.  Checks that need the QP's memory or queues
- * (STags, the inbound READ queue, receive WQEs, the outstanding READs)
- * stay in rx.c, after these.
+ * outstanding answers it; any other must answer our oldest outstanding
+ * READ, inside its sink (kiwi_order_read_resp(), which rx.c asks with
+ * its send queue's oldest READ).  Checks that need the QP's memory or
+ * queues (STags, the inbound READ queue, receive WQEs) stay in rx.c,
+ * after these.
  *
  * Message progress is one state, msg:
  *
@@ -288,6 +290,26 @@ kiwi_order_begin(struct kiwi_rx_order *o, const struct kiwi_rx_hdr *h,
 	if (d->imm || (send && o->msg != KIWI_RXM_SEND))
 		return kiwi_order_take(KIWI_OA_OPEN);
 	return kiwi_order_take(KIWI_OA_GO);
+}
+
+/*
+ * A READ Response other than the RTR's must answer our oldest
+ * outstanding READ (@have: one is, and no atomic is due before it),
+ * name its sink STag and land inside its sink: [@to, @to + @len) within
+ * the @sink_len bytes from @sink_to.  Anything else is unexpected
+ * (RDMAP, remote operation, unexpected opcode).  rx.c asks this after
+ * begin() said GO, with its send queue's oldest READ; the region check
+ * of the sink comes after it.
+ */
+static inline struct kiwi_verdict
+kiwi_order_read_resp(bool have, __u32 sink_stag, __u64 sink_to,
+		     __u32 sink_len, __u32 stag, __u64 to, __u32 len)
+{
+	if (!have || stag != sink_stag || to < sink_to ||
+	    to - sink_to + len > sink_len)
+		return kiwi_verdict_term(KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+					 KIWI_RC_UNEXPECTED_OP);
+	return (struct kiwi_verdict){ .ok = true };
 }
 
 /* The receive WQE the current FPDU's OPEN asked for is taken. */

@@ -426,6 +426,34 @@ TEST(rtr_read_response)
 	EXPECT_EQ(o.msg, KIWI_RXM_AFTER_WRITE);
 }
 
+TEST(read_response_answers_the_oldest_read)
+{
+	struct kiwi_verdict v;
+
+	/* Sink STag 7, 100 bytes at 0x1000. */
+	EXPECT_TRUE(kiwi_order_read_resp(true, 7, 0x1000, 100, 7, 0x1000,
+					 100).ok);
+	EXPECT_TRUE(kiwi_order_read_resp(true, 7, 0x1000, 100, 7, 0x1030,
+					 52).ok);
+	EXPECT_TRUE(kiwi_order_read_resp(true, 7, 0x1000, 100, 7, 0x1064,
+					 0).ok);
+	v = kiwi_order_read_resp(true, 7, 0x1000, 100, 7, 0x1000, 101);
+	EXPECT_FALSE(v.ok);
+	EXPECT_EQ(v.layer, KIWI_TL_RDMAP);
+	EXPECT_EQ(v.etype, KIWI_RT_OPERATION);
+	EXPECT_EQ(v.ecode, KIWI_RC_UNEXPECTED_OP);
+	EXPECT_FALSE(kiwi_order_read_resp(true, 7, 0x1000, 100, 7, 0x1001,
+					  100).ok);
+	EXPECT_FALSE(kiwi_order_read_resp(true, 7, 0x1000, 100, 7, 0xfff,
+					  1).ok);
+	EXPECT_FALSE(kiwi_order_read_resp(true, 7, 0x1000, 100, 8, 0x1000,
+					  1).ok);
+	/* No READ outstanding (or an atomic due first): nothing fits. */
+	EXPECT_FALSE(kiwi_order_read_resp(false, 7, 0x1000, 100, 7, 0x1000,
+					  1).ok);
+	EXPECT_FALSE(kiwi_order_read_resp(false, 0, 0, 0, 0, 0, 0).ok);
+}
+
 TEST(kill_abort_release)
 {
 	struct kiwi_rx_order o = fresh(false);
