@@ -24,6 +24,7 @@
 #include <kiwi/markers.h>
 #include <kiwi/qpfsm.h>
 #include <kiwi/rdmap.h>
+#include <kiwi/rxorder.h>
 #include <kiwi/wqe.h>
 
 #define KIWI_DRV_NAME		"kiwi"
@@ -410,15 +411,19 @@ struct kiwi_rx {
 	struct kiwi_framer fr;		/* where we are in the FPDU stream */
 	struct kiwi_mk_rx mk;		/* markers: where the next one is */
 	u32 crc;			/* running CRC32c state */
-	bool dead;			/* stop parsing: QP terminated */
+	/*
+	 * Message progress, the RTR handshake and the MSNs expected, as
+	 * include/kiwi/rxorder.h has them: the stream is dead, a receive
+	 * WQE is held, the last message ended was a WRITE.
+	 */
+	struct kiwi_rx_order ord;
 
 	/* Tagged placement target, as checked at generation mem_gen. */
 	struct kiwi_mem *mem;
 	u64 mem_gen;
 	u64 to;
 
-	/* Untagged (SEND) message in progress. */
-	bool in_msg;
+	/* The receive WQE a SEND or Immediate Data is placed into. */
 	struct kiwi_rqe rqe;
 	u32 msg_len;			/* bytes placed in this message */
 	u32 sge_idx;
@@ -427,11 +432,10 @@ struct kiwi_rx {
 	u64 sge_gen;
 	u32 inv_stag;
 
-	/* RFC 7306 Immediate Data, and what it follows (rx_end). */
+	/* RFC 7306 Immediate Data, and the WRITE it may complete. */
 	u32 imm;			/* decoded, host order */
 	u32 write_len;			/* WRITE message being received */
 	u32 last_write_len;		/* the WRITE that ended last */
-	bool after_write;		/* the last message ended was a WRITE */
 
 	/* The READ Request or TERMINATE this FPDU carries, decoded. */
 	struct kiwi_read_info rr;
@@ -444,11 +448,13 @@ struct kiwi_rx {
 	u32 term_have;
 	u32 term_len;
 
-	u32 msn[KIWI_QN_COUNT];		/* next expected MSN per queue */
+	/*
+	 * Facts kept apart from ord: orq_skip is written by the transmit
+	 * side (just before our RTR READ goes out), resp_due is work for
+	 * after the socket read (any number of requests may set it),
+	 * worker says which context reads the socket.
+	 */
 	u32 orq_skip;			/* our RTR READ is outstanding */
-	bool rtr_resp;			/* current FPDU answers it */
-	bool rtr_send;			/* the peer's SEND RTR is still due */
-	bool rtr_skip;			/* current FPDU is that RTR */
 	bool resp_due;			/* a READ request awaits an answer */
 	bool worker;			/* bulk: rx_work reads the socket */
 };
@@ -702,11 +708,13 @@ void kiwi_rx_drain(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_rx_reset(struct kiwi_qp *qp);
 void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp);
+void kiwi_rx_expect_rtr_send(struct kiwi_qp *qp);
 
-/* rxterm.c: a peer's TERMINATE, for rx.c */
-void kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,
-			u32 len);
-void kiwi_rx_terminate_done(struct kiwi_qp *qp);
+/* rxterm.c: a peer's TERMINATE, the row of rx.c's kiwi_rx_ops[] */
+int kiwi_rx_begin_term(struct kiwi_qp *qp, enum kiwi_order_act act);
+int kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+		       u32 len);
+void kiwi_rx_end_term(struct kiwi_qp *qp, enum kiwi_order_end e);
 
 /* tx.c, fpdu.c: transmit (tx.h has what only the two share) */
 int kiwi_tx_init(struct kiwi_qp *qp);
@@ -719,6 +727,8 @@ void kiwi_tx_unblock(struct socket *sock);
 void kiwi_tx_start(struct kiwi_qp *qp);
 void kiwi_tx_peer_spoke(struct kiwi_qp *qp);
 void kiwi_tx_now(struct kiwi_qp *qp);
+bool kiwi_tx_irq_full(struct kiwi_qp *qp);
+void kiwi_tx_queue_resp(struct kiwi_qp *qp, const struct kiwi_irqe *e);
 void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_tx_work(struct work_struct *work);
 

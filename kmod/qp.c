@@ -411,7 +411,8 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		goto out;
 	kiwi_rx_reset(qp);
 	/* A responder that chose a SEND RTR waits for the initiator's. */
-	qp->rx.rtr_send = !rtr && qp->rtr == KIWI_MPA_RTR_SEND;
+	if (!rtr && qp->rtr == KIWI_MPA_RTR_SEND)
+		kiwi_rx_expect_rtr_send(qp);
 	kiwi_qp_reset_msn(qp);
 	qp->crc = crc;
 	qp->large_fpdu = large;

@@ -10,6 +10,13 @@
  * and an skb may carry several FPDUs; the parser keeps its position in
  * qp->rx.  Everything in a header is checked before a byte is placed;
  * any violation terminates the stream (RFC 5040 section 7).
+ *
+ * Each opcode is a row of kiwi_rx_ops[]: begin once its header is in,
+ * place for each run of its payload, end once its CRC is in.  What may
+ * follow what (queue number, MSN, MO, the RTR, Immediate Data after a
+ * WRITE) is checked for every opcode in one place, kiwi_rx_begin(), by
+ * include/kiwi/rxorder.h, which also keeps the message state; a row's
+ * begin checks what needs the QP's memory and queues.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -41,10 +48,15 @@ static int kiwi_rx_fail(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
 			    qp->ibqp.qp_num, qp->rx.fr.op, layer, etype, ecode,
 			    be16_to_cpu(qp->rx.fr.hdr.ctrl.ddp_rdmap),
 			    be16_to_cpu(qp->rx.fr.hdr.ctrl.mpa_len));
-	qp->rx.dead = true;
+	kiwi_order_kill(&qp->rx.ord);
 	kiwi_rx_drop_refs(&qp->rx);
 	kiwi_qp_error(qp, layer, etype, ecode);
 	return -EPROTO;
+}
+
+static int kiwi_rx_refuse(struct kiwi_qp *qp, struct kiwi_verdict v)
+{
+	return kiwi_rx_fail(qp, v.layer, v.etype, v.ecode);
 }
 
 /*
@@ -108,45 +120,100 @@ static int kiwi_rx_sink(struct kiwi_qp *qp, u32 stag, u64 to, u32 len,
 	return why ? kiwi_rx_tagged_fail(qp, why) : 0;
 }
 
-static int kiwi_rx_begin_read_resp(struct kiwi_qp *qp)
+/* Payload of a tagged FPDU to its place; false if the region went. */
+static bool kiwi_rx_copy_tagged(struct kiwi_qp *qp, struct sk_buff *skb,
+				int off, u32 len)
+{
+	struct kiwi_rx *rx = &qp->rx;
+
+	if (!kiwi_mem_copy_from_skb(rx->mem, rx->mem_gen, rx->to, skb, off,
+				    len, qp->crc ? &rx->crc : NULL))
+		return false;
+	rx->to += len;
+	return true;
+}
+
+/* ---- RDMA WRITE ---- */
+
+static int kiwi_rx_begin_write(struct kiwi_qp *qp, enum kiwi_order_act act)
+{
+	struct kiwi_rx *rx = &qp->rx;
+
+	if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+		return kiwi_rx_tagged_fail(qp, KIWI_RC_ACCESS_RIGHTS);
+	rx->write_len += rx->fr.data_rem;
+	return kiwi_rx_sink(qp, be32_to_cpu(rx->fr.hdr.t.stag),
+			    be64_to_cpu(rx->fr.hdr.t.to), rx->fr.data_rem,
+			    IB_ACCESS_REMOTE_WRITE);
+}
+
+static int kiwi_rx_place_write(struct kiwi_qp *qp, struct sk_buff *skb,
+			       int off, u32 len)
+{
+	/* Invalidated or deregistered since the header. */
+	if (!kiwi_rx_copy_tagged(qp, skb, off, len))
+		return kiwi_rx_tagged_fail(qp, KIWI_RC_INVALID_STAG);
+	return 0;
+}
+
+/* A whole WRITE: its length, for Immediate Data that may follow it. */
+static void kiwi_rx_end_write(struct kiwi_qp *qp, enum kiwi_order_end e)
+{
+	struct kiwi_rx *rx = &qp->rx;
+
+	if (e == KIWI_OE_MSG) {
+		rx->last_write_len = rx->write_len;
+		rx->write_len = 0;
+	}
+}
+
+/* ---- RDMA READ Response ---- */
+
+static int kiwi_rx_begin_read_resp(struct kiwi_qp *qp,
+				   enum kiwi_order_act act)
 {
 	struct kiwi_rx *rx = &qp->rx;
 	u32 stag = be32_to_cpu(rx->fr.hdr.t.stag);
 	u64 to = be64_to_cpu(rx->fr.hdr.t.to);
-	struct kiwi_sge sink;
-	u32 bytes;
+	struct kiwi_sge sink = {};
+	struct kiwi_verdict v;
+	u32 bytes = 0;
+	bool have;
 	int rv;
 
-	if (rx->orq_skip && !rx->fr.data_rem && rx->fr.last) {
-		rx->rtr_resp = true;	/* answers our zero-length RTR READ */
+	if (act == KIWI_OA_RTR)	/* answers our zero-length RTR READ */
 		return 0;
-	}
-	/* A response must answer our oldest READ, inside its sink. */
-	if (!kiwi_qp_orq_head(qp, &sink, &bytes) || stag != sink.lkey ||
-	    to < sink.addr || to - sink.addr + rx->fr.data_rem > bytes)
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
-				    KIWI_RC_UNEXPECTED_OP);
+	have = kiwi_qp_orq_head(qp, &sink, &bytes);
+	v = kiwi_order_read_resp(have, sink.lkey, sink.addr, bytes, stag, to,
+				 rx->fr.data_rem);
+	if (!v.ok)
+		return kiwi_rx_refuse(qp, v);
 	rv = kiwi_rx_sink(qp, stag, to, rx->fr.data_rem, IB_ACCESS_LOCAL_WRITE);
 	if (rv)	/* our own sink is bad: the READ fails, not just flushes */
 		kiwi_qp_read_failed(qp, IB_WC_LOC_PROT_ERR);
 	return rv;
 }
 
-static int kiwi_rx_check_untagged(struct kiwi_qp *qp, u32 qn, u32 mo)
+static int kiwi_rx_place_read_resp(struct kiwi_qp *qp, struct sk_buff *skb,
+				   int off, u32 len)
 {
-	struct kiwi_rx *rx = &qp->rx;
-
-	if (be32_to_cpu(rx->fr.hdr.u.qn) != qn)
-		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
-				    KIWI_DC_U_INVALID_QN);
-	if (be32_to_cpu(rx->fr.hdr.u.msn) != rx->msn[qn])
-		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
-				    KIWI_DC_U_INVALID_MSN_RANGE);
-	if (be32_to_cpu(rx->fr.hdr.u.mo) != mo)
-		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
-				    KIWI_DC_U_INVALID_MO);
+	/* Invalidated or deregistered since the header. */
+	if (!kiwi_rx_copy_tagged(qp, skb, off, len)) {
+		kiwi_qp_read_failed(qp, IB_WC_LOC_PROT_ERR);
+		return kiwi_rx_tagged_fail(qp, KIWI_RC_INVALID_STAG);
+	}
 	return 0;
 }
+
+static void kiwi_rx_end_read_resp(struct kiwi_qp *qp, enum kiwi_order_end e)
+{
+	if (e == KIWI_OE_RTR)
+		qp->rx.orq_skip = 0;
+	else if (e == KIWI_OE_MSG)
+		kiwi_qp_read_done(qp);
+}
+
+/* ---- SEND, SEND with Invalidate, with Solicited Event, with both ---- */
 
 static u32 kiwi_rqe_capacity(const struct kiwi_rqe *rqe)
 {
@@ -172,36 +239,24 @@ static void kiwi_rx_complete(struct kiwi_qp *qp, u8 status, u8 flags,
 		.ex = inv_stag,
 	};
 
-	rx->in_msg = false;
 	kiwi_qp_cq_add(qp, qp->rcq, &cqe, solicited);
 }
 
-static int kiwi_rx_begin_send(struct kiwi_qp *qp)
+static int kiwi_rx_begin_send(struct kiwi_qp *qp, enum kiwi_order_act act)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	int rv;
 
-	rv = kiwi_rx_check_untagged(qp, KIWI_QN_SEND,
-				    rx->in_msg ? rx->msg_len : 0);
-	if (rv)
-		return rv;
-	if (rx->rtr_send) {
-		/*
-		 * The initiator's ready-to-receive (RFC 6581) is its first
-		 * SEND, of no payload; it takes no receive of the consumer's.
-		 */
-		rx->rtr_send = false;
-		if (rx->fr.data_rem || !rx->fr.last)
-			return kiwi_rx_fail(qp, KIWI_TL_LLP, 0,
-					    KIWI_LC_NO_MATCHING_RTR);
-		rx->rtr_skip = true;
+	/*
+	 * The initiator's ready-to-receive (RFC 6581) is its first SEND,
+	 * of no payload; it takes no receive of the consumer's.
+	 */
+	if (act == KIWI_OA_RTR)
 		return 0;
-	}
-	if (!rx->in_msg) {
+	if (act == KIWI_OA_OPEN) {
 		if (!kiwi_qp_take_rqe(qp, &rx->rqe))
 			return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 					    KIWI_DC_U_INVALID_MSN_NOBUF);
-		rx->in_msg = true;
+		kiwi_order_opened(&rx->ord);
 		rx->msg_len = 0;
 		rx->sge_idx = 0;
 		rx->sge_off = 0;
@@ -210,216 +265,11 @@ static int kiwi_rx_begin_send(struct kiwi_qp *qp)
 	if ((u64)rx->msg_len + rx->fr.data_rem > kiwi_rqe_capacity(&rx->rqe)) {
 		/* This receive fails for its length, ahead of the flush. */
 		kiwi_rx_complete(qp, IB_WC_LOC_LEN_ERR, 0, 0, false);
+		kiwi_order_abort(&rx->ord);
 		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
 				    KIWI_DC_U_MSG_TOOLONG);
 	}
 	return 0;
-}
-
-/*
- * RFC 7306 Immediate Data: on queue 0 like a SEND, and like one it
- * takes a receive WQE, but its 8 bytes go into the completion, not
- * the buffer.  No WQE for it: the same TERMINATE as for a SEND.
- */
-static int kiwi_rx_begin_imm(struct kiwi_qp *qp)
-{
-	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_verdict v;
-	int rv;
-
-	rv = kiwi_rx_check_untagged(qp, KIWI_QN_SEND, 0);
-	if (rv)
-		return rv;
-	if (rx->in_msg)		/* a SEND of this MSN has not ended */
-		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
-				    KIWI_DC_U_INVALID_MO);
-	v = kiwi_imm_parse(rx->fr.hdr.raw + sizeof(struct kiwi_hdr_untagged),
-			   sizeof(struct kiwi_imm) + rx->fr.data_rem, &rx->imm);
-	if (!v.ok)
-		return kiwi_rx_fail(qp, v.layer, v.etype, v.ecode);
-	if (!kiwi_qp_take_rqe(qp, &rx->rqe))
-		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
-				    KIWI_DC_U_INVALID_MSN_NOBUF);
-	rx->in_msg = true;	/* flushed if the stream dies first */
-	rx->msg_len = 0;
-	return 0;
-}
-
-/*
- * A READ Request: its body decoded and checked for what the bytes alone
- * decide (kiwi_read_req_parse()), the rest against this QP and the
- * source region.  The checks run in the order they always did, so each
- * malformed request gets the TERMINATE it always got: the body's own
- * verdict counts only where no earlier check fired.
- */
-static int kiwi_rx_begin_read_req(struct kiwi_qp *qp)
-{
-	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_read_info *ri = &rx->rr;
-	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_size);
-	struct kiwi_verdict v;
-	struct kiwi_mem *mem;
-	u64 gen;
-	int why, rv;
-
-	v = kiwi_read_req_parse(rx->fr.hdr.raw +
-				sizeof(struct kiwi_hdr_untagged),
-				sizeof(struct kiwi_read_req) + rx->fr.data_rem,
-				KIWI_MAX_MSG_SZ, ri);
-	rv = kiwi_rx_check_untagged(qp, KIWI_QN_READ_REQ, 0);
-	if (rv)
-		return rv;
-	if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_READ))
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
-				    KIWI_RC_ACCESS_RIGHTS);
-	/*
-	 * A READ beyond the IRD we advertised has no request queue entry
-	 * (RFC 5040 5.3: untagged queue 1 has IRD buffers); nor has one
-	 * longer than a READ Request (the parser's verdict: the same code).
-	 */
-	if (ri->why == KIWI_RR_BAD_LEN ||
-	    READ_ONCE(qp->tx.irq_count) >= max(ird, 1U)) {
-		kiwi_qp_stat_add(qp, KIWI_STAT_READ_REFUSED, 1);
-		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
-				    KIWI_DC_U_INVALID_MSN_NOBUF);
-	}
-	if (!ri->size)
-		return 0;
-	mem = kiwi_mem_get(qp->kdev, ri->src_stag);
-	if (!mem)
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
-				    KIWI_RC_INVALID_STAG);
-	why = kiwi_mem_check_qp(mem, qp, ri->src_to, ri->size,
-				IB_ACCESS_REMOTE_READ, &gen);
-	kiwi_mem_put(mem);
-	if (why)	/* the response checks again when it is sent */
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
-				    kiwi_rx_remote_why(why));
-	/*
-	 * Only after the region check, so that an STag that is not ours
-	 * still reads as invalid: what is left is a size beyond the device
-	 * maximum in a region larger than that, or a sink range that wraps.
-	 */
-	if (!v.ok)
-		return kiwi_rx_fail(qp, v.layer, v.etype, v.ecode);
-	return 0;
-}
-
-/*
- * An RFC 7306 Atomic Request, checked in the order of a READ Request's
- * checks (queue, IRD -- shared with READs -- then the region) and
- * executed once its CRC is in (kiwi_rx_atomic_req_done()).
- * A QP without atomics knows no such opcode.
- */
-static int kiwi_rx_begin_atomic_req(struct kiwi_qp *qp)
-{
-	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_atomic_info *ai = &rx->ar;
-	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_size);
-	struct kiwi_verdict v;
-	struct kiwi_mem *mem;
-	int why, rv;
-
-	if (!qp->atomic)
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
-				    KIWI_RC_UNEXPECTED_OP);
-	v = kiwi_atomic_req_parse(rx->fr.hdr.raw +
-				  sizeof(struct kiwi_hdr_untagged),
-				  sizeof(struct kiwi_atomic_req) +
-				  rx->fr.data_rem, ai);
-	rv = kiwi_rx_check_untagged(qp, KIWI_QN_ATOMIC_REQ, 0);
-	if (rv)
-		return rv;
-	/*
-	 * No QP-level check: the iw_cm gives every QP it connects exactly
-	 * REMOTE_WRITE | REMOTE_READ, whatever the consumer wants, so no
-	 * rdma_cm QP could ever grant REMOTE_ATOMIC.  The region's own
-	 * REMOTE_ATOMIC right decides, as the STag's rights do in iWARP.
-	 */
-	if (ai->why == KIWI_AR_BAD_LEN ||
-	    READ_ONCE(qp->tx.irq_count) >= max(ird, 1U)) {
-		kiwi_qp_stat_add(qp, KIWI_STAT_READ_REFUSED, 1);
-		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
-				    KIWI_DC_U_INVALID_MSN_NOBUF);
-	}
-	mem = kiwi_mem_get(qp->kdev, ai->stag);
-	if (!mem)
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
-				    KIWI_RC_INVALID_STAG);
-	/*
-	 * The checked object itself is kept until the CRC is in and the
-	 * operation runs on it: looking the STag up again then could find
-	 * another registration that reused its index and key.
-	 */
-	rx->ar_mem = mem;
-	why = kiwi_mem_check_qp(mem, qp, ai->to, KIWI_ATOMIC_LEN,
-				IB_ACCESS_REMOTE_ATOMIC, &rx->ar_gen);
-	if (why)
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
-				    kiwi_rx_remote_why(why));
-	if (!v.ok)	/* an unknown operation, a misaligned offset */
-		return kiwi_rx_fail(qp, v.layer, v.etype, v.ecode);
-	return 0;
-}
-
-/* An Atomic Response: decoded now, matched when its CRC is in. */
-static int kiwi_rx_begin_atomic_resp(struct kiwi_qp *qp)
-{
-	struct kiwi_rx *rx = &qp->rx;
-	struct kiwi_verdict v;
-	int rv;
-
-	if (!qp->atomic)
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
-				    KIWI_RC_UNEXPECTED_OP);
-	rv = kiwi_rx_check_untagged(qp, KIWI_QN_ATOMIC_RESP, 0);
-	if (rv)
-		return rv;
-	v = kiwi_atomic_resp_parse(rx->fr.hdr.raw +
-				   sizeof(struct kiwi_hdr_untagged),
-				   sizeof(struct kiwi_atomic_resp) +
-				   rx->fr.data_rem, &rx->aresp_id,
-				   &rx->aresp_orig);
-	if (!v.ok)
-		return kiwi_rx_fail(qp, v.layer, v.etype, v.ecode);
-	return 0;
-}
-
-/* The header is complete and checked for shape: validate semantics. */
-static int kiwi_rx_begin(struct kiwi_qp *qp)
-{
-	struct kiwi_rx *rx = &qp->rx;
-
-	if (kiwi_qp_state(qp) != KIWI_QP_RTS) {
-		rx->dead = true;
-		return -ENOTCONN;
-	}
-	switch (rx->fr.op) {
-	case KIWI_OP_WRITE:
-		if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
-			return kiwi_rx_tagged_fail(qp, KIWI_RC_ACCESS_RIGHTS);
-		rx->write_len += rx->fr.data_rem;
-		return kiwi_rx_sink(qp, be32_to_cpu(rx->fr.hdr.t.stag),
-				    be64_to_cpu(rx->fr.hdr.t.to), rx->fr.data_rem,
-				    IB_ACCESS_REMOTE_WRITE);
-	case KIWI_OP_READ_RESP:
-		return kiwi_rx_begin_read_resp(qp);
-	case KIWI_OP_READ_REQ:
-		return kiwi_rx_begin_read_req(qp);
-	case KIWI_OP_TERMINATE:
-		rx->term_have = 0;
-		rx->term_len = rx->fr.data_rem;
-		return kiwi_rx_check_untagged(qp, KIWI_QN_TERMINATE, 0);
-	case KIWI_OP_IMM:
-	case KIWI_OP_IMM_SE:
-		return kiwi_rx_begin_imm(qp);
-	case KIWI_OP_ATOMIC_REQ:
-		return kiwi_rx_begin_atomic_req(qp);
-	case KIWI_OP_ATOMIC_RESP:
-		return kiwi_rx_begin_atomic_resp(qp);
-	default:
-		return kiwi_rx_begin_send(qp);
-	}
 }
 
 /* Place @len payload bytes of a SEND at the current message offset. */
@@ -479,48 +329,49 @@ static int kiwi_rx_place_send(struct kiwi_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
-static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
-			 u32 len)
-{
-	struct kiwi_rx *rx = &qp->rx;
-
-	if (rx->fr.op == KIWI_OP_TERMINATE) {
-		kiwi_rx_place_term(qp, skb, off, len);
-		return 0;
-	}
-	if (kiwi_op_tagged(rx->fr.op)) {
-		if (!kiwi_mem_copy_from_skb(rx->mem, rx->mem_gen, rx->to, skb,
-					    off, len,
-					    qp->crc ? &rx->crc : NULL)) {
-			/* Invalidated or deregistered since the header. */
-			if (rx->fr.op == KIWI_OP_READ_RESP)
-				kiwi_qp_read_failed(qp, IB_WC_LOC_PROT_ERR);
-			return kiwi_rx_tagged_fail(qp, KIWI_RC_INVALID_STAG);
-		}
-		rx->to += len;
-		return 0;
-	}
-	return kiwi_rx_place_send(qp, skb, off, len);
-}
-
-static void kiwi_rx_send_done(struct kiwi_qp *qp)
+/* The SEND's last FPDU is in (not the RTR's): complete its receive. */
+static void kiwi_rx_end_send(struct kiwi_qp *qp, enum kiwi_order_end e)
 {
 	struct kiwi_rx *rx = &qp->rx;
 	const struct kiwi_op_desc *d = kiwi_op(rx->fr.op);
 	bool inv = d->invalidate;
 	u8 status = IB_WC_SUCCESS;
 
+	if (e != KIWI_OE_MSG)
+		return;
 	if (inv && kiwi_mem_invalidate(qp, rx->inv_stag))
 		status = IB_WC_REM_INV_REQ_ERR;
 	if (rx->sge_mem) {
 		kiwi_mem_put(rx->sge_mem);
 		rx->sge_mem = NULL;
 	}
-	rx->msn[KIWI_QN_SEND]++;
-	rx->after_write = false;
 	kiwi_rx_complete(qp, status, inv ? IB_WC_WITH_INVALIDATE : 0,
 			 inv ? rx->inv_stag : 0,
 			 d->solicited);
+}
+
+/* ---- RFC 7306 Immediate Data ---- */
+
+/*
+ * On queue 0 like a SEND, and like one it takes a receive WQE, but its
+ * 8 bytes go into the completion, not the buffer.  No WQE for it: the
+ * same TERMINATE as for a SEND.
+ */
+static int kiwi_rx_begin_imm(struct kiwi_qp *qp, enum kiwi_order_act act)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_verdict v;
+
+	v = kiwi_imm_parse(rx->fr.hdr.raw + sizeof(struct kiwi_hdr_untagged),
+			   sizeof(struct kiwi_imm) + rx->fr.data_rem, &rx->imm);
+	if (!v.ok)
+		return kiwi_rx_refuse(qp, v);
+	if (!kiwi_qp_take_rqe(qp, &rx->rqe))
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_MSN_NOBUF);
+	kiwi_order_opened(&rx->ord);	/* flushed if the stream dies first */
+	rx->msg_len = 0;
+	return 0;
 }
 
 /*
@@ -530,47 +381,145 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp)
  * no payload.  RFC 7306 marks neither; kiwi never sends anything
  * between a WRITE and its Immediate Data.
  */
-static void kiwi_rx_imm_done(struct kiwi_qp *qp)
+static void kiwi_rx_end_imm(struct kiwi_qp *qp, enum kiwi_order_end e)
 {
 	struct kiwi_rx *rx = &qp->rx;
+	bool write = e == KIWI_OE_WRITE_IMM;
 	struct kiwi_cqe cqe = {
 		.wr_id = rx->rqe.wr_id,
 		.qp = &qp->ibqp,
-		.byte_len = rx->after_write ? rx->last_write_len : 0,
-		.opcode = rx->after_write ? IB_WC_RECV_RDMA_WITH_IMM :
-					    IB_WC_RECV,
+		.byte_len = write ? rx->last_write_len : 0,
+		.opcode = write ? IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV,
 		.status = IB_WC_SUCCESS,
 		.flags = IB_WC_WITH_IMM,
 		.ex = rx->imm,
 	};
 
-	rx->msn[KIWI_QN_SEND]++;
-	rx->after_write = false;
-	rx->in_msg = false;
 	kiwi_qp_cq_add(qp, qp->rcq, &cqe, kiwi_op(rx->fr.op)->solicited);
 }
 
-static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
+/* ---- RDMA READ Request ---- */
+
+/*
+ * Its body decoded and checked for what the bytes alone decide
+ * (kiwi_read_req_parse()), the rest against this QP and the source
+ * region.  The checks run in the order they always did, so each
+ * malformed request gets the TERMINATE it always got: the body's own
+ * verdict counts only where no earlier check fired.
+ */
+static int kiwi_rx_begin_read_req(struct kiwi_qp *qp,
+				  enum kiwi_order_act act)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	const struct kiwi_read_info *ri = &rx->rr;
-	struct kiwi_irqe *e;
-	unsigned long flags;
+	struct kiwi_read_info *ri = &rx->rr;
+	struct kiwi_verdict v;
+	struct kiwi_mem *mem;
+	u64 gen;
+	int why;
 
-	rx->msn[KIWI_QN_READ_REQ]++;
-	rx->after_write = false;
-	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % qp->tx.irq_size];
-	e->src_stag = ri->src_stag;
-	e->src_to = ri->src_to;
-	e->sink_stag = ri->sink_stag;
-	e->sink_to = ri->sink_to;
-	e->len = ri->size;
-	e->sent = 0;
-	e->atomic = false;
-	qp->tx.irq_count++;
-	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
-	rx->resp_due = true;	/* answered after this socket read */
+	v = kiwi_read_req_parse(rx->fr.hdr.raw +
+				sizeof(struct kiwi_hdr_untagged),
+				sizeof(struct kiwi_read_req) + rx->fr.data_rem,
+				KIWI_MAX_MSG_SZ, ri);
+	if (!kiwi_qp_allows(qp, IB_ACCESS_REMOTE_READ))
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    KIWI_RC_ACCESS_RIGHTS);
+	/*
+	 * A READ beyond the IRD we advertised has no request queue entry;
+	 * nor has one longer than a READ Request (the parser's verdict:
+	 * the same code).
+	 */
+	if (ri->why == KIWI_RR_BAD_LEN || kiwi_tx_irq_full(qp)) {
+		kiwi_qp_stat_add(qp, KIWI_STAT_READ_REFUSED, 1);
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_MSN_NOBUF);
+	}
+	if (!ri->size)
+		return 0;
+	mem = kiwi_mem_get(qp->kdev, ri->src_stag);
+	if (!mem)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    KIWI_RC_INVALID_STAG);
+	why = kiwi_mem_check_qp(mem, qp, ri->src_to, ri->size,
+				IB_ACCESS_REMOTE_READ, &gen);
+	kiwi_mem_put(mem);
+	if (why)	/* the response checks again when it is sent */
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    kiwi_rx_remote_why(why));
+	/*
+	 * Only after the region check, so that an STag that is not ours
+	 * still reads as invalid: what is left is a size beyond the device
+	 * maximum in a region larger than that, or a sink range that wraps.
+	 */
+	if (!v.ok)
+		return kiwi_rx_refuse(qp, v);
+	return 0;
+}
+
+static void kiwi_rx_end_read_req(struct kiwi_qp *qp, enum kiwi_order_end e)
+{
+	const struct kiwi_read_info *ri = &qp->rx.rr;
+	struct kiwi_irqe resp = {
+		.src_stag = ri->src_stag,
+		.src_to = ri->src_to,
+		.sink_stag = ri->sink_stag,
+		.sink_to = ri->sink_to,
+		.len = ri->size,
+	};
+
+	kiwi_tx_queue_resp(qp, &resp);
+	qp->rx.resp_due = true;	/* answered after this socket read */
+}
+
+/* ---- RFC 7306 Atomic Request and Response ---- */
+
+/*
+ * Checked in the order of a READ Request's checks (IRD -- shared with
+ * READs -- then the region) and executed once its CRC is in.  A QP
+ * without atomics knows no such opcode (rxorder.h refuses it).
+ */
+static int kiwi_rx_begin_atomic_req(struct kiwi_qp *qp,
+				    enum kiwi_order_act act)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_atomic_info *ai = &rx->ar;
+	struct kiwi_verdict v;
+	struct kiwi_mem *mem;
+	int why;
+
+	v = kiwi_atomic_req_parse(rx->fr.hdr.raw +
+				  sizeof(struct kiwi_hdr_untagged),
+				  sizeof(struct kiwi_atomic_req) +
+				  rx->fr.data_rem, ai);
+	/*
+	 * No QP-level check: the iw_cm gives every QP it connects exactly
+	 * REMOTE_WRITE | REMOTE_READ, whatever the consumer wants, so no
+	 * rdma_cm QP could ever grant REMOTE_ATOMIC.  The region's own
+	 * REMOTE_ATOMIC right decides, as the STag's rights do in iWARP.
+	 */
+	if (ai->why == KIWI_AR_BAD_LEN || kiwi_tx_irq_full(qp)) {
+		kiwi_qp_stat_add(qp, KIWI_STAT_READ_REFUSED, 1);
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_INVALID_MSN_NOBUF);
+	}
+	mem = kiwi_mem_get(qp->kdev, ai->stag);
+	if (!mem)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    KIWI_RC_INVALID_STAG);
+	/*
+	 * The checked object itself is kept until the CRC is in and the
+	 * operation runs on it: looking the STag up again then could find
+	 * another registration that reused its index and key.
+	 */
+	rx->ar_mem = mem;
+	why = kiwi_mem_check_qp(mem, qp, ai->to, KIWI_ATOMIC_LEN,
+				IB_ACCESS_REMOTE_ATOMIC, &rx->ar_gen);
+	if (why)
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+				    kiwi_rx_remote_why(why));
+	if (!v.ok)	/* an unknown operation, a misaligned offset */
+		return kiwi_rx_refuse(qp, v);
+	return 0;
 }
 
 /*
@@ -578,46 +527,50 @@ static void kiwi_rx_read_req_done(struct kiwi_qp *qp)
  * READ responses already due.  The region is the one checked at the
  * header; if it changed since, the STag is no longer valid.
  */
-static int kiwi_rx_atomic_req_done(struct kiwi_qp *qp)
+static void kiwi_rx_end_atomic_req(struct kiwi_qp *qp, enum kiwi_order_end e)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	const struct kiwi_atomic_info *ai = &rx->ar;
-	struct kiwi_mem *mem;
-	struct kiwi_irqe *e;
-	unsigned long flags;
-	u64 orig = 0;
+	struct kiwi_irqe resp = { .atomic = true, .req_id = rx->ar.req_id };
+	struct kiwi_mem *mem = rx->ar_mem;
 	bool ok;
 
-	rx->msn[KIWI_QN_ATOMIC_REQ]++;
-	rx->after_write = false;
-	mem = rx->ar_mem;
 	rx->ar_mem = NULL;
-	ok = mem && kiwi_mem_atomic(mem, qp, rx->ar_gen, ai, &orig);
+	ok = mem && kiwi_mem_atomic(mem, qp, rx->ar_gen, &rx->ar, &resp.orig);
 	if (mem)
 		kiwi_mem_put(mem);
-	if (!ok)
-		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
-				    KIWI_RC_INVALID_STAG);
+	if (!ok) {
+		kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_PROTECTION,
+			     KIWI_RC_INVALID_STAG);
+		return;
+	}
 	kiwi_qp_stat_add(qp, KIWI_STAT_ATOMIC_SERVED, 1);
-	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	e = &qp->tx.irq[(qp->tx.irq_head + qp->tx.irq_count) % qp->tx.irq_size];
-	memset(e, 0, sizeof(*e));
-	e->atomic = true;
-	e->req_id = ai->req_id;
-	e->orig = orig;
-	qp->tx.irq_count++;
-	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
+	kiwi_tx_queue_resp(qp, &resp);
 	rx->resp_due = true;
+}
+
+/* An Atomic Response: decoded now, matched when its CRC is in. */
+static int kiwi_rx_begin_atomic_resp(struct kiwi_qp *qp,
+				     enum kiwi_order_act act)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_verdict v;
+
+	v = kiwi_atomic_resp_parse(rx->fr.hdr.raw +
+				   sizeof(struct kiwi_hdr_untagged),
+				   sizeof(struct kiwi_atomic_resp) +
+				   rx->fr.data_rem, &rx->aresp_id,
+				   &rx->aresp_orig);
+	if (!v.ok)
+		return kiwi_rx_refuse(qp, v);
 	return 0;
 }
 
-static void kiwi_rx_atomic_resp_done(struct kiwi_qp *qp)
+static void kiwi_rx_end_atomic_resp(struct kiwi_qp *qp,
+				    enum kiwi_order_end e)
 {
 	struct kiwi_rx *rx = &qp->rx;
 	int rv;
 
-	rx->msn[KIWI_QN_ATOMIC_RESP]++;
-	rx->after_write = false;
 	rv = kiwi_qp_atomic_done(qp, rx->aresp_id, rx->aresp_orig);
 	if (rv == -EPROTO)	/* answers no atomic of ours */
 		kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
@@ -625,6 +578,92 @@ static void kiwi_rx_atomic_resp_done(struct kiwi_qp *qp)
 	else if (rv)		/* our own sink is gone: a local error */
 		kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
 			     KIWI_RC_CATASTROPHIC_STREAM);
+}
+
+/* ---- the table ---- */
+
+/*
+ * What the receive path does with each opcode: begin once the header is
+ * in and rxorder.h let it through (@act says how), place for each run
+ * of payload bytes, end once the CRC is in (@e: what it ended).  The
+ * rows without place have a fixed body, so their begin refuses any
+ * payload.  A new opcode is a row here and one in kiwi_op_descs.
+ */
+struct kiwi_rx_op {
+	int (*begin)(struct kiwi_qp *qp, enum kiwi_order_act act);
+	int (*place)(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+		     u32 len);
+	void (*end)(struct kiwi_qp *qp, enum kiwi_order_end e);
+};
+
+#define KIWI_RX_OP(b, p, e)	{ .begin = (b), .place = (p), .end = (e) }
+#define KIWI_RX_SEND	KIWI_RX_OP(kiwi_rx_begin_send, kiwi_rx_place_send, \
+				   kiwi_rx_end_send)
+#define KIWI_RX_IMM	KIWI_RX_OP(kiwi_rx_begin_imm, NULL, kiwi_rx_end_imm)
+static const struct kiwi_rx_op kiwi_rx_ops[KIWI_OP_MAX] = {
+	[KIWI_OP_WRITE] = KIWI_RX_OP(kiwi_rx_begin_write,
+				     kiwi_rx_place_write, kiwi_rx_end_write),
+	[KIWI_OP_READ_REQ] = KIWI_RX_OP(kiwi_rx_begin_read_req, NULL,
+					kiwi_rx_end_read_req),
+	[KIWI_OP_READ_RESP] = KIWI_RX_OP(kiwi_rx_begin_read_resp,
+					 kiwi_rx_place_read_resp,
+					 kiwi_rx_end_read_resp),
+	[KIWI_OP_SEND] = KIWI_RX_SEND,
+	[KIWI_OP_SEND_INV] = KIWI_RX_SEND,
+	[KIWI_OP_SEND_SE] = KIWI_RX_SEND,
+	[KIWI_OP_SEND_SE_INV] = KIWI_RX_SEND,
+	[KIWI_OP_TERMINATE] = KIWI_RX_OP(kiwi_rx_begin_term,
+					 kiwi_rx_place_term, kiwi_rx_end_term),
+	[KIWI_OP_ATOMIC_REQ] = KIWI_RX_OP(kiwi_rx_begin_atomic_req, NULL,
+					  kiwi_rx_end_atomic_req),
+	[KIWI_OP_ATOMIC_RESP] = KIWI_RX_OP(kiwi_rx_begin_atomic_resp, NULL,
+					   kiwi_rx_end_atomic_resp),
+	[KIWI_OP_IMM] = KIWI_RX_IMM,
+	[KIWI_OP_IMM_SE] = KIWI_RX_IMM,
+};
+#undef KIWI_RX_IMM
+#undef KIWI_RX_SEND
+#undef KIWI_RX_OP
+
+/*
+ * The header is complete and checked for shape (kiwi_check_ctrl(): a
+ * known opcode, so a row with handlers): the ordering rules for every
+ * opcode, then the row's own checks.
+ */
+static int kiwi_rx_begin(struct kiwi_qp *qp)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_rx_hdr h = kiwi_rx_hdr_of(&rx->fr);
+	unsigned int flags = 0;
+	struct kiwi_order_step s;
+
+	if (kiwi_qp_state(qp) != KIWI_QP_RTS) {
+		kiwi_order_kill(&rx->ord);
+		return -ENOTCONN;
+	}
+	if (WARN_ON_ONCE(h.op >= KIWI_OP_MAX || !kiwi_rx_ops[h.op].begin))
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_OPERATION,
+				    KIWI_RC_UNEXPECTED_OP);
+	if (qp->atomic)
+		flags |= KIWI_ORDER_ATOMICS;
+	if (READ_ONCE(rx->orq_skip))
+		flags |= KIWI_ORDER_RTR_READ;
+	s = kiwi_order_begin(&rx->ord, &h, flags);
+	if (s.act == KIWI_OA_REFUSE)
+		return kiwi_rx_refuse(qp, s.v);
+	return kiwi_rx_ops[h.op].begin(qp, s.act);
+}
+
+static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+			 u32 len)
+{
+	const struct kiwi_rx_op *row = &kiwi_rx_ops[qp->rx.fr.op];
+
+	/* A fixed-size body: its begin refused any payload after it. */
+	if (WARN_ON_ONCE(!row->place))
+		return kiwi_rx_fail(qp, KIWI_TL_DDP, KIWI_DT_UNTAGGED,
+				    KIWI_DC_U_MSG_TOOLONG);
+	return row->place(qp, skb, off, len);
 }
 
 /* An FPDU passed its CRC: deliver what it completes. */
@@ -636,48 +675,7 @@ static void kiwi_rx_end(struct kiwi_qp *qp)
 		kiwi_mem_put(rx->mem);
 		rx->mem = NULL;
 	}
-	switch (rx->fr.op) {
-	case KIWI_OP_WRITE:
-		if (rx->fr.last) {
-			rx->last_write_len = rx->write_len;
-			rx->write_len = 0;
-			rx->after_write = true;
-		}
-		break;
-	case KIWI_OP_IMM:
-	case KIWI_OP_IMM_SE:
-		kiwi_rx_imm_done(qp);
-		break;
-	case KIWI_OP_READ_RESP:
-		if (rx->rtr_resp) {
-			rx->rtr_resp = false;
-			rx->orq_skip = 0;
-			break;
-		}
-		if (rx->fr.last)
-			kiwi_qp_read_done(qp);
-		break;
-	case KIWI_OP_READ_REQ:
-		kiwi_rx_read_req_done(qp);
-		break;
-	case KIWI_OP_ATOMIC_REQ:
-		kiwi_rx_atomic_req_done(qp);
-		break;
-	case KIWI_OP_ATOMIC_RESP:
-		kiwi_rx_atomic_resp_done(qp);
-		break;
-	case KIWI_OP_TERMINATE:
-		kiwi_rx_terminate_done(qp);
-		break;
-	default:
-		if (rx->rtr_skip) {
-			rx->rtr_skip = false;
-			rx->msn[KIWI_QN_SEND]++;
-		} else if (rx->fr.last) {
-			kiwi_rx_send_done(qp);
-		}
-		break;
-	}
+	kiwi_rx_ops[rx->fr.op].end(qp, kiwi_order_end(&rx->ord));
 }
 
 /* Pad and CRC are in: check the CRC, then deliver what the FPDU completes. */
@@ -811,7 +809,7 @@ static int kiwi_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 	int n;
 
 	while (done < len) {
-		if (qp->rx.dead) {
+		if (kiwi_order_dead(&qp->rx.ord)) {
 			done = len;	/* discard: the stream is over */
 			break;
 		}
@@ -981,13 +979,11 @@ void kiwi_rx_stop(struct kiwi_qp *qp)
 void kiwi_rx_reset(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
-	int i;
 
 	memset(rx, 0, sizeof(*rx));
 	kiwi_fr_init(&rx->fr);
 	rx->crc = ~0U;
-	for (i = 0; i < KIWI_QN_COUNT; i++)
-		rx->msn[i] = 1;
+	kiwi_order_init(&rx->ord, false);
 }
 
 /* The socket is detached: give back what a dead stream still holds. */
@@ -996,9 +992,8 @@ void kiwi_rx_release(struct kiwi_qp *qp)
 	struct kiwi_rx *rx = &qp->rx;
 
 	kiwi_rx_drop_refs(rx);
-	if (rx->in_msg)
+	if (kiwi_order_release(&rx->ord))	/* a receive WQE still held */
 		kiwi_rx_complete(qp, IB_WC_WR_FLUSH_ERR, 0, 0, false);
-	rx->dead = true;
 }
 
 /*
@@ -1009,4 +1004,13 @@ void kiwi_rx_release(struct kiwi_qp *qp)
 void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp)
 {
 	WRITE_ONCE(qp->rx.orq_skip, 1);
+}
+
+/*
+ * A responder that chose a SEND RTR (RFC 6581) waits for the
+ * initiator's: its first SEND.  At connection, after kiwi_rx_reset().
+ */
+void kiwi_rx_expect_rtr_send(struct kiwi_qp *qp)
+{
+	qp->rx.ord.rtr = KIWI_RXR_SEND_DUE;
 }

@@ -2,8 +2,8 @@
 /*
  * kiwi: the receive path's handling of a peer's TERMINATE (RFC 5040
  * section 4.8) -- its bytes kept for kiwi_term_parse() as they arrive,
- * then the verdict logged and the QP failed.  rx.c drives both; they
- * live here to keep rx.c to the state machine.
+ * then the verdict logged and the QP failed: the TERMINATE row of
+ * rx.c's kiwi_rx_ops[].
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -12,13 +12,21 @@
 #include "kiwi.h"
 #include "trace.h"
 
+/* Its header is in, and on the right queue with the right MSN. */
+int kiwi_rx_begin_term(struct kiwi_qp *qp, enum kiwi_order_act act)
+{
+	qp->rx.term_have = 0;
+	qp->rx.term_len = qp->rx.fr.data_rem;
+	return 0;
+}
+
 /*
  * The bytes after a TERMINATE's control word: the first
  * KIWI_TERM_MAX_REST, all a well-formed one has, are kept for
  * kiwi_term_parse(); any excess only goes through the CRC.
  */
-void kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,
-			u32 len)
+int kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+		       u32 len)
 {
 	struct kiwi_rx *rx = &qp->rx;
 	u8 buf[64];
@@ -35,6 +43,7 @@ void kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 		off += n;
 		len -= n;
 	}
+	return 0;
 }
 
 static const char *const kiwi_term_whys[] = {
@@ -53,7 +62,7 @@ static const char *const kiwi_term_whys[] = {
  * nothing is sent back (RFC 5040 section 7.2), so a malformed one is
  * only logged, on a line of its own after the usual one.
  */
-void kiwi_rx_terminate_done(struct kiwi_qp *qp)
+void kiwi_rx_end_term(struct kiwi_qp *qp, enum kiwi_order_end e)
 {
 	struct kiwi_rx *rx = &qp->rx;
 	struct kiwi_term *t = (void *)(rx->fr.hdr.raw +
@@ -77,7 +86,7 @@ void kiwi_rx_terminate_done(struct kiwi_qp *qp)
 				    ti.ctrl, rx->term_len);
 	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			     false, ti.ctrl);
-	rx->dead = true;
+	kiwi_order_kill(&rx->ord);
 	kiwi_qp_stat_add(qp, KIWI_STAT_TERM_RX, 1);
 	if (ti.layer < ARRAY_SIZE(by_layer))
 		kiwi_qp_stat_add(qp, by_layer[ti.layer], 1);

@@ -630,6 +630,37 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 	return true;
 }
 
+/*
+ * Whether an inbound READ or Atomic Request has no queue entry: beyond
+ * the IRD we advertised (RFC 5040 5.3: untagged queue 1 has IRD
+ * buffers; RFC 7306 atomics share them), at least one.  The receive
+ * path asks, under the socket, before it accepts a request.
+ */
+bool kiwi_tx_irq_full(struct kiwi_qp *qp)
+{
+	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_size);
+
+	return READ_ONCE(qp->tx.irq_count) >= max(ird, 1U);
+}
+
+/*
+ * Queue the response to an inbound READ or Atomic Request the receive
+ * path accepted (kiwi_tx_irq_full() said there was room), behind those
+ * already due; kiwi_tx_respond() then has it sent.  The queue's only
+ * producer (qp.c empties it at each connection, before RTS).
+ */
+void kiwi_tx_queue_resp(struct kiwi_qp *qp, const struct kiwi_irqe *e)
+{
+	unsigned long flags;
+	u32 tail;
+
+	spin_lock_irqsave(&qp->tx.irq_lock, flags);
+	tail = (qp->tx.irq_head + qp->tx.irq_count) % qp->tx.irq_size;
+	qp->tx.irq[tail] = *e;
+	qp->tx.irq_count++;
+	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
+}
+
 void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk)
 {
 	bool done = false;

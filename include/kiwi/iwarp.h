@@ -304,6 +304,8 @@ struct kiwi_op_desc {
 	bool single;		/* one segment only: L set on every FPDU */
 	bool solicited;		/* Solicited Event */
 	bool invalidate;	/* carries an STag for the peer to invalidate */
+	bool imm;		/* RFC 7306 Immediate Data (on queue 0) */
+	bool atomic;		/* RFC 7306 atomics: only if the QP agreed */
 };
 
 #define KIWI_HDR_U	sizeof(struct kiwi_hdr_untagged)
@@ -328,15 +330,17 @@ static const struct kiwi_op_desc kiwi_op_descs[KIWI_OP_MAX] = {
 	/* Holes (8, 9) have hdr_len 0: kiwi_check_ctrl() refuses them. */
 	[KIWI_OP_ATOMIC_REQ] = { .hdr_len = KIWI_HDR_U +
 					    sizeof(struct kiwi_atomic_req),
-				 .qn = KIWI_QN_ATOMIC_REQ, .single = true },
+				 .qn = KIWI_QN_ATOMIC_REQ, .single = true,
+				 .atomic = true },
 	[KIWI_OP_ATOMIC_RESP] = { .hdr_len = KIWI_HDR_U +
 					     sizeof(struct kiwi_atomic_resp),
-				  .qn = KIWI_QN_ATOMIC_RESP, .single = true },
+				  .qn = KIWI_QN_ATOMIC_RESP, .single = true,
+				  .atomic = true },
 	[KIWI_OP_IMM] = { .hdr_len = KIWI_HDR_U + sizeof(struct kiwi_imm),
-			  .qn = KIWI_QN_SEND, .single = true },
+			  .qn = KIWI_QN_SEND, .single = true, .imm = true },
 	[KIWI_OP_IMM_SE] = { .hdr_len = KIWI_HDR_U + sizeof(struct kiwi_imm),
 			     .qn = KIWI_QN_SEND, .single = true,
-			     .solicited = true },
+			     .solicited = true, .imm = true },
 };
 #undef KIWI_HDR_U
 

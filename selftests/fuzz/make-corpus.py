@@ -209,3 +209,53 @@ put("fuzz_markers", "big", mk(4, 0, b"\x13\x87" * 3))
 put("fuzz_markers", "hostile-zero", mk(0, 1, bytes(600)))
 put("fuzz_markers", "hostile-bad-ptr", mk(0, 1, b"\x00\x00\x00\x08" +
                                           bytes(600)))
+
+
+# fuzz_rxorder: byte 0 = QP facts (bit 0 atomics, bit 1 RTR SEND owed,
+# bit 2 our RTR READ out) | mode << 7.  Mode 0: 4 bytes per FPDU --
+# opcode index (low nibble: WRITE, READ_REQ, READ_RESP, 4 SENDs,
+# TERMINATE, ATOMIC_REQ/RESP, IMM, IMM_SE) | L << 4 | wrong QN << 5 |
+# wrong MSN << 6 | wrong MO << 7; payload length; what fails later
+# (bit 0 no WQE, bits 1-2 too long, bits 3-4 a later check, bits 5-7
+# the CRC); a value for the wrong fields.  Mode 1: a chaos byte, then
+# a raw FPDU stream.
+def ro(op, last=True, length=0, wrong=0, fail=0, val=0):
+    return bytes([op | (0x10 if last else 0) | wrong << 5, length, fail, val])
+
+
+RO_W, RO_RREQ, RO_RRESP, RO_S, RO_TERM, RO_AREQ, RO_ARESP, RO_IMM = \
+    0, 1, 2, 3, 7, 8, 9, 10
+put("fuzz_rxorder", "send-segments", b"\x00" + ro(RO_S, False, 100) +
+    ro(RO_S + 2, False, 50) + ro(RO_RREQ) + ro(RO_S, True, 10) +
+    ro(RO_S + 1, True, 3))
+put("fuzz_rxorder", "write-imm", b"\x00" + ro(RO_W, False, 16) +
+    ro(RO_W, True, 16) + ro(RO_RRESP, True, 4) + ro(RO_IMM) +
+    ro(RO_IMM + 1))
+put("fuzz_rxorder", "rtr-send", b"\x02" + ro(RO_W, True, 8) +
+    ro(RO_IMM) + ro(RO_W, True, 8) + ro(RO_S + 2) + ro(RO_IMM) +
+    ro(RO_S, True, 5))
+put("fuzz_rxorder", "rtr-send-bad", b"\x02" + ro(RO_S, True, 1))
+put("fuzz_rxorder", "rtr-read", b"\x04" + ro(RO_W, True, 8) +
+    ro(RO_RRESP) + ro(RO_RRESP) + ro(RO_IMM))
+put("fuzz_rxorder", "atomics", b"\x01" + ro(RO_AREQ) + ro(RO_ARESP) +
+    ro(RO_AREQ) + ro(RO_TERM))
+put("fuzz_rxorder", "atomics-off", b"\x00" + ro(RO_ARESP))
+put("fuzz_rxorder", "imm-in-send", b"\x00" + ro(RO_S, False, 9) +
+    ro(RO_IMM))
+put("fuzz_rxorder", "wrong-qn", b"\x00" + ro(RO_RREQ, wrong=1, val=4))
+put("fuzz_rxorder", "wrong-msn", b"\x00" + ro(RO_S, wrong=2, val=2))
+put("fuzz_rxorder", "wrong-mo", b"\x00" + ro(RO_S, False, 8) +
+    ro(RO_S, wrong=4, val=1))
+put("fuzz_rxorder", "no-wqe", b"\x00" + ro(RO_S, False, 8, fail=1))
+put("fuzz_rxorder", "too-long", b"\x00" + ro(RO_S, False, 8) +
+    ro(RO_S, True, 8, fail=6))
+put("fuzz_rxorder", "crc-in-send", b"\x00" + ro(RO_S, False, 8) +
+    ro(RO_S, False, 8, fail=0xe0))
+IMM = fpdu(12, True, untagged(0, 2, 0) + bytes(8), b"")
+put("fuzz_rxorder", "stream", b"\x80\x00" + SEND + READ + WRITE + IMM + TERM)
+put("fuzz_rxorder", "stream-segments", b"\x80\x00" +
+    fpdu(3, False, untagged(0, 1, 0), bytes(1000)) +
+    fpdu(3, True, untagged(0, 1, 1000), bytes(7)))
+put("fuzz_rxorder", "stream-rtr", b"\x82\x00" +
+    fpdu(3, True, untagged(0, 1, 0), b"") + WRITE +
+    fpdu(13, True, untagged(0, 2, 0) + bytes(8), b""))
