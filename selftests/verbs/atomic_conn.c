@@ -34,15 +34,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define CM_PAIR_PROG "atomic_conn"
 #include "cm_pair.h"
 
+const char cm_pair_prog[] = "atomic_conn";
 
 #define NCONN		5
 #define NADD		500	/* fetch-and-adds per hammering thread */
@@ -79,23 +78,13 @@ static const uint64_t atomic_ops = IBV_QP_EX_WITH_RDMA_READ |
 
 static void make_qp(struct conn *c, struct ibv_pd *pd, uint64_t ops)
 {
-	struct ibv_qp_init_attr_ex qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD |
-			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = ops,
-		.pd = pd,
-	};
+	struct ibv_qp_cap cap = { .max_send_wr = 64, .max_recv_wr = 4,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
 
 	c->cq = ibv_create_cq(c->id->verbs, 128, NULL, NULL, 0);
 	if (!c->cq)
 		DIE("cq: %s", strerror(errno));
-	qa.send_cq = qa.recv_cq = c->cq;
-	if (rdma_create_qp_ex(c->id, &qa))
-		DIE("rdma_create_qp_ex: %s", strerror(errno));
-	c->qx = ibv_qp_to_qp_ex(c->id->qp);
+	c->qx = cm_pair_qp(c->id, pd, c->cq, c->cq, cap, ops);
 }
 
 /* ---- server ---- */
@@ -104,9 +93,7 @@ static int server(const char *addr, const char *port)
 {
 	static uint64_t target[REGION / 8] __attribute__((aligned(4096)));
 	static uint64_t plain[REGION / 8] __attribute__((aligned(4096)));
-	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4 };
+	struct rdma_conn_param cp;
 	struct conn conns[NCONN] = { 0 };
 	struct rdma_cm_id *listen;
 	struct ibv_mr *tmr = NULL, *pmr = NULL;
@@ -117,15 +104,12 @@ static int server(const char *addr, const char *port)
 	int i;
 
 	cm_pair_role = "server";
-	if (rdma_create_ep(&listen, res, NULL, NULL) ||
-	    rdma_listen(listen, NCONN))
-		DIE("listen: %s", strerror(errno));
+	listen = cm_pair_listen(addr, port, NCONN);
 	target[W_BASIC / 8] = 1000;
 	for (i = 0; i < NCONN; i++) {
 		struct conn *c = &conns[i];
 
-		if (rdma_get_request(listen, &c->id))
-			DIE("get_request %d: %s", i, strerror(errno));
+		c->id = cm_pair_request(listen, "get_request %d", i);
 		if (!pd) {
 			pd = ibv_alloc_pd(c->id->verbs);
 			if (!pd)
@@ -145,10 +129,8 @@ static int server(const char *addr, const char *port)
 		make_qp(c, pd, IBV_QP_EX_WITH_SEND);
 		pi = (struct peer_info){ (uintptr_t)target, (uintptr_t)plain,
 					 tmr->rkey, pmr->rkey };
-		cp.private_data = &pi;
-		cp.private_data_len = sizeof(pi);
-		if (rdma_accept(c->id, &cp))
-			DIE("accept %d: %s", i, strerror(errno));
+		cp = cm_pair_param(false, &pi, sizeof(pi));
+		cm_pair_accept(c->id, &cp, "accept %d", i);
 	}
 	/* The client is done when the counter is; then it disconnects. */
 	for (end = cm_pair_now() + 90; cm_pair_now() < end; usleep(10000))
@@ -205,12 +187,9 @@ static void expect(struct conn *c, uint64_t id, int opcode, int slot,
 static void connect_one(struct conn *c, const char *addr, const char *port,
 			struct ibv_pd **pd)
 {
-	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, false);
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4, .retry_count = 7 };
+	struct rdma_conn_param cp = cm_pair_param(true, NULL, 0);
 
-	if (rdma_create_ep(&c->id, res, NULL, NULL))
-		DIE("create_ep: %s", strerror(errno));
+	c->id = cm_pair_endpoint(addr, port, "create_ep");
 	if (!*pd) {
 		*pd = ibv_alloc_pd(c->id->verbs);
 		if (!*pd)
@@ -221,12 +200,8 @@ static void connect_one(struct conn *c, const char *addr, const char *port,
 	c->mr = ibv_reg_mr(*pd, c->sink, NOUT * 8, IBV_ACCESS_LOCAL_WRITE);
 	if (!c->sink || !c->mr)
 		DIE("sink: %s", strerror(errno));
-	if (rdma_connect(c->id, &cp))
-		DIE("connect: %s", strerror(errno));
-	if (!c->id->event ||
-	    c->id->event->param.conn.private_data_len < sizeof(c->pi))
-		DIE("no private data from the server");
-	memcpy(&c->pi, c->id->event->param.conn.private_data, sizeof(c->pi));
+	cm_pair_connect(c->id, &cp, "connect");
+	cm_pair_peer_data(c->id, &c->pi, sizeof(c->pi));
 }
 
 static void client_basic(struct conn *c)
@@ -363,8 +338,7 @@ static int client(const char *addr, const char *port)
 
 static int local_refusal(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
+	struct ibv_context *ctx;
 	struct ibv_device_attr da;
 	struct ibv_qp_init_attr_ex qa = {
 		.qp_type = IBV_QPT_RC,
@@ -383,14 +357,10 @@ static int local_refusal(void)
 	}, *bad;
 	struct ibv_pd *pd;
 	struct ibv_qp *qp;
-	int i, rv;
+	int rv;
 
 	cm_pair_role = "local";
-	for (i = 0; list && list[i] && !ctx; i++)
-		if (!strncmp(ibv_get_device_name(list[i]), "kiwi", 4))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		DIE("no kiwi device");
+	ctx = cm_pair_kiwi();
 	if (ibv_query_device(ctx, &da) || da.atomic_cap != IBV_ATOMIC_NONE)
 		DIE("atomic_cap %d with rfc7306_atomics off, want NONE",
 		    da.atomic_cap);
@@ -430,16 +400,12 @@ static int local_refusal(void)
 /* -a: with rfc7306_atomics on, the device reports IBV_ATOMIC_HCA. */
 static int cap_hca(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
+	struct ibv_context *ctx;
 	struct ibv_device_attr da;
-	int i;
 
 	cm_pair_role = "cap";
-	for (i = 0; list && list[i] && !ctx; i++)
-		if (!strncmp(ibv_get_device_name(list[i]), "kiwi", 4))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx || ibv_query_device(ctx, &da))
+	ctx = cm_pair_kiwi();
+	if (ibv_query_device(ctx, &da))
 		DIE("no kiwi device");
 	if (da.atomic_cap != IBV_ATOMIC_HCA)
 		DIE("atomic_cap %d, want IBV_ATOMIC_HCA", da.atomic_cap);

@@ -33,26 +33,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define CM_PAIR_PROG "imm_conn"
 #include "cm_pair.h"
 
+const char cm_pair_prog[] = "imm_conn";
 
 #define NBURST		20	/* WRITEs with immediate data in a row */
 #define NRECV		(5 + NBURST + 3)	/* all the server posts */
 #define GO_BASE		(1u << 20)	/* client: wr_ids of "go" receives */
-
-struct peer_info {
-	uint64_t addr;
-	uint32_t rkey;
-	uint32_t pad;
-};
 
 struct side {
 	struct rdma_cm_id *id;
@@ -100,15 +93,9 @@ static void setup_qp(struct side *s, uint64_t send_ops)
 {
 	struct ibv_cq_init_attr_ex ca = { .cqe = 64,
 					  .wc_flags = IBV_WC_STANDARD_FLAGS };
-	struct ibv_qp_init_attr_ex qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
-			 .max_send_sge = 1, .max_recv_sge = 1,
-			 .max_inline_data = 64 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD |
-			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = send_ops,
-	};
+	struct ibv_qp_cap cap = { .max_send_wr = 64, .max_recv_wr = 64,
+				  .max_send_sge = 1, .max_recv_sge = 1,
+				  .max_inline_data = 64 };
 
 	s->pd = ibv_alloc_pd(s->id->verbs);
 	s->ch = ibv_create_comp_channel(s->id->verbs);
@@ -119,14 +106,8 @@ static void setup_qp(struct side *s, uint64_t send_ops)
 	s->scq = ibv_create_cq(s->id->verbs, 64, NULL, NULL, 0);
 	if (!s->cq || !s->scq)
 		DIE("cq: %s", strerror(errno));
-	qa.pd = s->pd;
-	qa.send_cq = s->scq;
-	qa.recv_cq = ibv_cq_ex_to_cq(s->cq);
-	if (rdma_create_qp_ex(s->id, &qa))
-		DIE("rdma_create_qp_ex: %s", strerror(errno));
-	s->qx = ibv_qp_to_qp_ex(s->id->qp);
-	if (!s->qx)
-		DIE("ibv_qp_to_qp_ex: NULL");
+	s->qx = cm_pair_qp(s->id, s->pd, s->scq, ibv_cq_ex_to_cq(s->cq), cap,
+			   send_ops);
 	s->mr = ibv_reg_mr(s->pd, s->buf, sizeof(s->buf),
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ);
@@ -136,12 +117,7 @@ static void setup_qp(struct side *s, uint64_t send_ops)
 
 static void post_recv(struct side *s, uint64_t wr_id, size_t off)
 {
-	struct ibv_sge sge = { (uintptr_t)s->buf + off, 64, s->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	if (ibv_post_recv(s->id->qp, &wr, &bad))
-		DIE("post_recv failed");
+	cm_pair_post_recv(s->id->qp, wr_id, s->buf + off, 64, s->mr->lkey);
 }
 
 /* One WR through ibv_post_send; @len 0 posts no SGE at all. */
@@ -283,27 +259,21 @@ static void server_phase3(struct side *s)
 static int server(const char *addr, const char *port)
 {
 	static struct side s;
-	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4 };
+	struct rdma_conn_param cp;
 	struct rdma_cm_id *listen;
-	struct peer_info pi;
+	struct cm_pair_region pi;
 	int i;
 
 	cm_pair_role = "server";
-	if (rdma_create_ep(&listen, res, NULL, NULL) || rdma_listen(listen, 1))
-		DIE("listen: %s", strerror(errno));
-	if (rdma_get_request(listen, &s.id))
-		DIE("get_request: %s", strerror(errno));
+	listen = cm_pair_listen(addr, port, 1);
+	s.id = cm_pair_request(listen, "get_request");
 	setup_qp(&s, imm_ops);
 	for (i = 1; i <= NRECV; i++)
 		post_recv(&s, i, 64 * i);	/* below 2048: not the targets */
 	memcpy(s.buf + 7000, "go!!", 5);
-	pi = (struct peer_info){ (uintptr_t)s.buf, s.mr->rkey, 0 };
-	cp.private_data = &pi;
-	cp.private_data_len = sizeof(pi);
-	if (rdma_accept(s.id, &cp))
-		DIE("accept: %s", strerror(errno));
+	pi = (struct cm_pair_region){ (uintptr_t)s.buf, s.mr->rkey, 0 };
+	cp = cm_pair_param(false, &pi, sizeof(pi));
+	cm_pair_accept(s.id, &cp, "accept");
 	server_phase1(&s);
 	server_phase2(&s);
 	server_phase3(&s);
@@ -415,28 +385,21 @@ static void client_phase3(struct side *s)
 static int client(const char *addr, const char *port)
 {
 	static struct side s;
-	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, false);
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4, .retry_count = 7 };
-	const struct peer_info *pi;
+	struct rdma_conn_param cp = cm_pair_param(true, NULL, 0);
+	struct cm_pair_region pi;
 	uint64_t raddr;
 	uint32_t rkey;
 	int i;
 
 	cm_pair_role = "client";
-	if (rdma_create_ep(&s.id, res, NULL, NULL))
-		DIE("create_ep: %s", strerror(errno));
+	s.id = cm_pair_endpoint(addr, port, "create_ep");
 	setup_qp(&s, imm_ops);
 	for (i = 1; i <= 5; i++)	/* go 1-4, then one to be flushed */
 		post_recv(&s, GO_BASE + i, 6000 + 64 * i);
-	if (rdma_connect(s.id, &cp))
-		DIE("connect: %s", strerror(errno));
-	if (!s.id->event || s.id->event->param.conn.private_data_len <
-			    sizeof(*pi))
-		DIE("no private data from the server");
-	pi = s.id->event->param.conn.private_data;
-	raddr = pi->addr;
-	rkey = pi->rkey;
+	cm_pair_connect(s.id, &cp, "connect");
+	cm_pair_peer_data(s.id, &pi, sizeof(pi));
+	raddr = pi.addr;
+	rkey = pi.rkey;
 	client_phase1(&s, raddr, rkey);
 	client_phase2(&s, raddr, rkey);
 	client_phase3(&s);
@@ -447,8 +410,7 @@ static int client(const char *addr, const char *port)
 
 static int local_refusal(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
+	struct ibv_context *ctx;
 	struct ibv_qp_init_attr_ex qa = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
@@ -459,14 +421,10 @@ static int local_refusal(void)
 	};
 	static struct side s;
 	struct ibv_qp *qp;
-	int i, rv;
+	int rv;
 
 	cm_pair_role = "local";
-	for (i = 0; list && list[i] && !ctx; i++)
-		if (!strncmp(ibv_get_device_name(list[i]), "kiwi", 4))
-			ctx = ibv_open_device(list[i]);
-	if (!ctx)
-		DIE("no kiwi device");
+	ctx = cm_pair_kiwi();
 	s.pd = ibv_alloc_pd(ctx);
 	s.scq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	if (!s.pd || !s.scq)

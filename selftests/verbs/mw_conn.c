@@ -58,8 +58,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define CM_PAIR_PROG "mw_conn"
 #include "cm_pair.h"
+
+const char cm_pair_prog[] = "mw_conn";
 
 #define NSCEN		8	/* scenarios the client runs (8, 10: probes) */
 #define NRECV		4
@@ -92,20 +93,9 @@ static struct ibv_pd *pd;
 
 static void make_qp(struct conn *c)
 {
-	struct ibv_qp_init_attr_ex qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = NRECV,
-			 .max_send_sge = 1, .max_recv_sge = 1,
-			 .max_inline_data = sizeof(struct msg) },
-		.comp_mask = IBV_QP_INIT_ATTR_PD |
-			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND |
-				  IBV_QP_EX_WITH_SEND_WITH_INV |
-				  IBV_QP_EX_WITH_RDMA_WRITE |
-				  IBV_QP_EX_WITH_RDMA_READ |
-				  IBV_QP_EX_WITH_BIND_MW |
-				  IBV_QP_EX_WITH_LOCAL_INV,
-	};
+	struct ibv_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = NRECV,
+				  .max_send_sge = 1, .max_recv_sge = 1,
+				  .max_inline_data = sizeof(struct msg) };
 	int i;
 
 	if (!pd) {
@@ -113,19 +103,18 @@ static void make_qp(struct conn *c)
 		if (!pd)
 			DIE("pd: %s", strerror(errno));
 	}
-	qa.pd = pd;
 	c->scq = ibv_create_cq(c->id->verbs, 32, NULL, NULL, 0);
 	c->rcq = ibv_create_cq(c->id->verbs, 32, NULL, NULL, 0);
 	if (!c->scq || !c->rcq)
 		DIE("cq: %s", strerror(errno));
-	qa.send_cq = c->scq;
-	qa.recv_cq = c->rcq;
-	if (rdma_create_qp_ex(c->id, &qa))
-		DIE("rdma_create_qp_ex: %s", strerror(errno));
-	c->qx = ibv_qp_to_qp_ex(c->id->qp);
+	c->qx = cm_pair_qp(c->id, pd, c->scq, c->rcq, cap,
+			   IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
+			   IBV_QP_EX_WITH_RDMA_WRITE |
+			   IBV_QP_EX_WITH_RDMA_READ |
+			   IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV);
 	c->mmr = ibv_reg_mr(pd, c->msgs, sizeof(c->msgs),
 			    IBV_ACCESS_LOCAL_WRITE);
-	if (!c->qx || !c->mmr)
+	if (!c->mmr)
 		DIE("qp_ex/msg mr: %s", strerror(errno));
 	for (i = 0; i < NRECV; i++) {
 		struct ibv_sge sge = { (uintptr_t)&c->msgs[i],
@@ -473,8 +462,7 @@ static void leave_bound(struct conn *c)
 
 static void srv_qp_bound(struct conn *c, struct rdma_cm_id *listen)
 {
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4 };
+	struct rdma_conn_param cp = cm_pair_param(false, NULL, 0);
 	struct conn probe = { 0 };
 	struct ibv_mr *mr;
 	struct ibv_mw *mw;
@@ -489,11 +477,9 @@ static void srv_qp_bound(struct conn *c, struct rdma_cm_id *listen)
 	bind2(c, mw, mr, (uintptr_t)sbuf, 4096, IBV_ACCESS_REMOTE_READ);
 	tell(c, mw->rkey, (uintptr_t)sbuf, 4096, 0, 0);
 	/* The client's second connection, on the same PD. */
-	if (rdma_get_request(listen, &probe.id))
-		DIE("get_request (probe): %s", strerror(errno));
+	probe.id = cm_pair_request(listen, "get_request (probe)");
 	make_qp(&probe);
-	if (rdma_accept(probe.id, &cp))
-		DIE("accept (probe): %s", strerror(errno));
+	cm_pair_accept(probe.id, &cp, "accept (probe)");
 	wait_dead(&probe, "type 2 window from another QP refused");
 	recv_msg(c, M_DONE);
 	release(mw, mr);
@@ -508,8 +494,7 @@ static void srv_qp_bound(struct conn *c, struct rdma_cm_id *listen)
  */
 static void srv_qp_gone(struct conn *c, struct rdma_cm_id *listen)
 {
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4 };
+	struct rdma_conn_param cp = cm_pair_param(false, NULL, 0);
 	struct ibv_mr *mr = region(IBV_ACCESS_LOCAL_WRITE |
 				   IBV_ACCESS_MW_BIND);
 	struct ibv_mw *mw = window(IBV_MW_TYPE_2);
@@ -528,11 +513,9 @@ static void srv_qp_gone(struct conn *c, struct rdma_cm_id *listen)
 		DIE("dereg_mr, window bound to a destroyed QP: %d (%s), want EBUSY",
 		    rv, strerror(rv));
 	/* The client connects again only now, on a QP of the same PD. */
-	if (rdma_get_request(listen, &probe.id))
-		DIE("get_request (probe): %s", strerror(errno));
+	probe.id = cm_pair_request(listen, "get_request (probe)");
 	make_qp(&probe);
-	if (rdma_accept(probe.id, &cp))
-		DIE("accept (probe): %s", strerror(errno));
+	cm_pair_accept(probe.id, &cp, "accept (probe)");
 	wait_dead(&probe, "type 2 window of a destroyed QP refused");
 	release(mw, mr);
 	rdma_disconnect(probe.id);
@@ -541,29 +524,26 @@ static void srv_qp_gone(struct conn *c, struct rdma_cm_id *listen)
 
 static int server(const char *addr, const char *port, bool hold)
 {
-	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4 };
+	struct rdma_conn_param cp = cm_pair_param(false, NULL, 0);
 	struct rdma_cm_id *listen;
 	int n;
 
 	cm_pair_role = "server";
-	if (rdma_create_ep(&listen, res, NULL, NULL) || rdma_listen(listen, 4))
-		DIE("listen: %s", strerror(errno));
+	listen = cm_pair_listen(addr, port, 4);
 	for (n = 0; n < NSCEN; n++) {
 		struct conn *c = calloc(1, sizeof(*c));
 		uint32_t scen;
 
-		if (!c || rdma_get_request(listen, &c->id))
+		if (!c)
 			DIE("get_request: %s", strerror(errno));
+		c->id = cm_pair_request(listen, "get_request");
 		if (!c->id->event ||
 		    c->id->event->param.conn.private_data_len < sizeof(scen))
 			DIE("no scenario in the connect request");
 		memcpy(&scen, c->id->event->param.conn.private_data,
 		       sizeof(scen));
 		make_qp(c);
-		if (rdma_accept(c->id, &cp))
-			DIE("accept: %s", strerror(errno));
+		cm_pair_accept(c->id, &cp, "accept");
 		switch (scen) {
 		case 1: srv_type1(c); break;
 		case 2: srv_zero_based(c); break;
@@ -603,15 +583,12 @@ static struct ibv_mr *cmr;
 static struct conn *connect_one(const char *addr, const char *port,
 				uint32_t scen)
 {
-	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, false);
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4, .retry_count = 7,
-				      .private_data = &scen,
-				      .private_data_len = sizeof(scen) };
+	struct rdma_conn_param cp = cm_pair_param(true, &scen, sizeof(scen));
 	struct conn *c = calloc(1, sizeof(*c));
 
-	if (!c || rdma_create_ep(&c->id, res, NULL, NULL))
+	if (!c)
 		DIE("create_ep: %s", strerror(errno));
+	c->id = cm_pair_endpoint(addr, port, "create_ep");
 	make_qp(c);
 	if (!cmr) {
 		cmr = ibv_reg_mr(pd, cbuf, sizeof(cbuf),
@@ -619,8 +596,7 @@ static struct conn *connect_one(const char *addr, const char *port,
 		if (!cmr)
 			DIE("reg_mr: %s", strerror(errno));
 	}
-	if (rdma_connect(c->id, &cp))
-		DIE("connect (scenario %u): %s", scen, strerror(errno));
+	cm_pair_connect(c->id, &cp, "connect (scenario %u)", scen);
 	return c;
 }
 

@@ -38,8 +38,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#define CM_PAIR_PROG "qp_reconnect"
 #include "cm_pair.h"
+
+const char cm_pair_prog[] = "qp_reconnect";
 
 #define NROUNDS		3
 #define NRECV		4
@@ -304,24 +305,19 @@ static struct rdma_conn_param round_setup(struct rdma_cm_id *id,
 
 static int server(const char *addr, const char *port)
 {
-	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
 	struct rdma_cm_id *listen, *id;
 	uint32_t round;
 
 	cm_pair_role = "server";
 	server_side = true;
-	if (rdma_create_ep(&listen, res, NULL, NULL) || rdma_listen(listen, 2))
-		DIE("listen: %s", strerror(errno));
+	listen = cm_pair_listen(addr, port, 2);
 	for (round = 0; round < NROUNDS; round++) {
 		struct rdma_conn_param cp;
 
-		if (rdma_get_request(listen, &id))
-			DIE("round %u: get_request: %s", round,
-			    strerror(errno));
+		id = cm_pair_request(listen, "round %u: get_request", round);
 		cp = round_setup(id, round);
-		if (rdma_accept(id, &cp))
-			DIE("round %u: accept with QP %u: %s", round,
-			    qp->qp_num, strerror(errno));
+		cm_pair_accept(id, &cp, "round %u: accept with QP %u", round,
+			       qp->qp_num);
 		exchange(id, round);
 		rdma_destroy_id(id);
 		qp_reset(round);
@@ -336,17 +332,13 @@ static int client(const char *addr, const char *port)
 
 	cm_pair_role = "client";
 	for (round = 0; round < NROUNDS; round++) {
-		struct rdma_addrinfo *res = cm_pair_resolve(addr, port, false);
 		struct rdma_conn_param cp;
 		struct rdma_cm_id *id;
 
-		if (rdma_create_ep(&id, res, NULL, NULL))
-			DIE("round %u: create_ep: %s", round, strerror(errno));
-		rdma_freeaddrinfo(res);
+		id = cm_pair_endpoint(addr, port, "round %u: create_ep", round);
 		cp = round_setup(id, round);
-		if (rdma_connect(id, &cp))
-			DIE("round %u: connect with QP %u: %s", round,
-			    qp->qp_num, strerror(errno));
+		cm_pair_connect(id, &cp, "round %u: connect with QP %u", round,
+				qp->qp_num);
 		exchange(id, round);
 		rdma_destroy_ep(id);
 		qp_reset(round);

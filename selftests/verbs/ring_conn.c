@@ -23,22 +23,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/kiwi-abi.h>
 #include <rdma/rdma_cma.h>
 
-#define CM_PAIR_PROG "ring_conn"
 #include "cm_pair.h"
 
-
-struct peer_info {
-	uint64_t addr;
-	uint32_t rkey;
-	uint32_t pad;
-};
+const char cm_pair_prog[] = "ring_conn";
 
 struct side {
 	struct rdma_cm_id *id;
@@ -68,29 +61,19 @@ static void setup_qp(struct side *s)
 {
 	struct ibv_cq_init_attr_ex ca = { .cqe = 64,
 					  .wc_flags = IBV_WC_STANDARD_FLAGS };
-	struct ibv_qp_init_attr_ex qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1,
-			 .max_inline_data = 64 },
-		.comp_mask = IBV_QP_INIT_ATTR_PD |
-			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND |
-				  IBV_QP_EX_WITH_RDMA_WRITE |
-				  IBV_QP_EX_WITH_RDMA_READ,
-	};
+	struct ibv_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = 16,
+				  .max_send_sge = 1, .max_recv_sge = 1,
+				  .max_inline_data = 64 };
+	struct ibv_cq *cq;
 
 	s->pd = ibv_alloc_pd(s->id->verbs);
 	s->cq = ibv_create_cq_ex(s->id->verbs, &ca);
 	if (!s->pd || !s->cq)
 		DIE("pd/cq_ex: %s", strerror(errno));
-	qa.pd = s->pd;
-	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(s->cq);
-	if (rdma_create_qp_ex(s->id, &qa))
-		DIE("rdma_create_qp_ex: %s", strerror(errno));
-	s->qx = ibv_qp_to_qp_ex(s->id->qp);
-	if (!s->qx)
-		DIE("ibv_qp_to_qp_ex: NULL");
+	cq = ibv_cq_ex_to_cq(s->cq);
+	s->qx = cm_pair_qp(s->id, s->pd, cq, cq, cap,
+			   IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
+			   IBV_QP_EX_WITH_RDMA_READ);
 	s->mr = ibv_reg_mr(s->pd, s->buf, sizeof(s->buf),
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ);
@@ -100,40 +83,29 @@ static void setup_qp(struct side *s)
 
 static void post_recv(struct side *s, uint64_t wr_id, size_t off)
 {
-	struct ibv_sge sge = { (uintptr_t)s->buf + off, 64, s->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	if (ibv_post_recv(s->id->qp, &wr, &bad))
-		DIE("post_recv failed");
+	cm_pair_post_recv(s->id->qp, wr_id, s->buf + off, 64, s->mr->lkey);
 }
 
 static int server(const char *addr, const char *port)
 {
 	static struct side s;
-	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, true);
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4 };
+	struct rdma_conn_param cp;
 	struct rdma_cm_id *listen;
-	struct peer_info pi;
+	struct cm_pair_region pi;
 	uint64_t wr_id;
 	uint32_t len;
 	int st, op;
 
 	cm_pair_role = "server";
-	if (rdma_create_ep(&listen, res, NULL, NULL) || rdma_listen(listen, 1))
-		DIE("listen: %s", strerror(errno));
-	if (rdma_get_request(listen, &s.id))
-		DIE("get_request: %s", strerror(errno));
+	listen = cm_pair_listen(addr, port, 1);
+	s.id = cm_pair_request(listen, "get_request");
 	setup_qp(&s);
 	strcpy(s.buf + 2048, "server-data-1234");
 	post_recv(&s, 1, 1024);
 	post_recv(&s, 2, 1536);
-	pi = (struct peer_info){ (uintptr_t)s.buf, s.mr->rkey, 0 };
-	cp.private_data = &pi;
-	cp.private_data_len = sizeof(pi);
-	if (rdma_accept(s.id, &cp))
-		DIE("accept: %s", strerror(errno));
+	pi = (struct cm_pair_region){ (uintptr_t)s.buf, s.mr->rkey, 0 };
+	cp = cm_pair_param(false, &pi, sizeof(pi));
+	cm_pair_accept(s.id, &cp, "accept");
 
 	next_wc(&s, &wr_id, &st, &op, &len);
 	if (wr_id != 1 || st != IBV_WC_SUCCESS || op != IBV_WC_RECV || len != 5)
@@ -180,10 +152,8 @@ static struct kiwi_usqe *find_wqe(uint64_t wr_id)
 static int client(const char *addr, const char *port)
 {
 	static struct side s;
-	struct rdma_addrinfo *res = cm_pair_resolve(addr, port, false);
-	struct rdma_conn_param cp = { .responder_resources = 4,
-				      .initiator_depth = 4, .retry_count = 7 };
-	const struct peer_info *pi;
+	struct rdma_conn_param cp = cm_pair_param(true, NULL, 0);
+	struct cm_pair_region pi;
 	static char text[] = "written-inline";
 	struct kiwi_usqe *w;
 	uint64_t wr_id, raddr;
@@ -193,18 +163,13 @@ static int client(const char *addr, const char *port)
 				IBV_WC_SEND };
 
 	cm_pair_role = "client";
-	if (rdma_create_ep(&s.id, res, NULL, NULL))
-		DIE("create_ep: %s", strerror(errno));
+	s.id = cm_pair_endpoint(addr, port, "create_ep");
 	setup_qp(&s);
 	strcpy(s.buf, "ping!");
-	if (rdma_connect(s.id, &cp))
-		DIE("connect: %s", strerror(errno));
-	if (!s.id->event || s.id->event->param.conn.private_data_len <
-			    sizeof(*pi))
-		DIE("no private data from the server");
-	pi = s.id->event->param.conn.private_data;
-	raddr = pi->addr;
-	rkey = pi->rkey;
+	cm_pair_connect(s.id, &cp, "connect");
+	cm_pair_peer_data(s.id, &pi, sizeof(pi));
+	raddr = pi.addr;
+	rkey = pi.rkey;
 
 	/* Phase 1: one batch, one doorbell at most. */
 	ibv_wr_start(s.qx);
