@@ -45,6 +45,19 @@ module_param_named(peer_to_peer, kiwi_p2p, bool, 0644);
 MODULE_PARM_DESC(peer_to_peer,
 		 "Request RFC 6581 peer-to-peer mode with a ready-to-receive message (default Y)");
 
+/*
+ * RFC 5044 7.1.2 (rule 4) has a responder send nothing before it has
+ * the initiator's first FPDU, so that the initiator can finish reading
+ * the MPA reply first.  With an RFC 6581 RTR agreed that FPDU is sure
+ * to come; without, it is whatever the initiator's consumer sends
+ * first, and a protocol whose server speaks first (ucmatose) would
+ * wait for ever.  So kiwi waits this long, then sends.
+ */
+static unsigned int kiwi_first_fpdu_ms = 200;
+module_param_named(first_fpdu_ms, kiwi_first_fpdu_ms, uint, 0644);
+MODULE_PARM_DESC(first_fpdu_ms,
+		 "As MPA responder with no RFC 6581 RTR agreed: how long to hold everything for the initiator's first FPDU (default 200 ms, 0: until it comes)");
+
 unsigned int kiwi_max_half_open = 256;
 module_param_named(max_half_open, kiwi_max_half_open, uint, 0644);
 MODULE_PARM_DESC(max_half_open,
@@ -426,6 +439,8 @@ void kiwi_ep_kick(struct kiwi_ep *ep, int event)
 
 static void kiwi_ep_arm_timer_ms(struct kiwi_ep *ep, unsigned int ms)
 {
+	/* An expiry of the deadline this replaces is stale: on_timeout. */
+	WRITE_ONCE(ep->timer_due, jiffies + msecs_to_jiffies(ms));
 	kiwi_ep_get(ep);
 	if (!mod_delayed_work(kiwi_cm_wq, &ep->timer, msecs_to_jiffies(ms)))
 		return;
@@ -617,13 +632,29 @@ static void kiwi_ep_nudge_arm(struct kiwi_ep *ep)
 		kiwi_ep_arm_timer_ms(ep, kiwi_rtr_nudge_ms[ep->rtr_nudges]);
 }
 
-/* Timer in RTS: repeat the RTR if the peer has sent nothing yet. */
+/* Timer in RTS, responder: the initiator had its time to speak first. */
+static void kiwi_ep_hold_over(struct kiwi_ep *ep)
+{
+	lockdep_assert_held(&ep->lock);
+	if (ep->qp && ep->sock && kiwi_qp_hold_over(ep->qp))
+		kiwi_ep_event(ep, "first_fpdu_wait_over", 0);
+}
+
+/*
+ * Timer in RTS: as initiator, repeat the RTR if the peer has sent
+ * nothing yet; as responder, stop waiting for the initiator's first
+ * FPDU.
+ */
 static void kiwi_ep_nudge(struct kiwi_ep *ep)
 {
 	struct kiwi_qp *qp = ep->qp;
 	struct tcp_sock *tp;
 
 	lockdep_assert_held(&ep->lock);
+	if (!ep->initiator) {
+		kiwi_ep_hold_over(ep);
+		return;
+	}
 	if (!qp || !ep->sock || ep->rtr != KIWI_MPA_RTR_WRITE)
 		return;
 	tp = tcp_sk(ep->sock->sk);
@@ -673,6 +704,11 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 		ep->rtr_rx_mark = READ_ONCE(tcp_sk(sk)->bytes_received);
 		ep->rtr_tx_mark = READ_ONCE(tcp_sk(sk)->write_seq);
 		kiwi_ep_nudge_arm(ep);
+	} else if (!ep->initiator && !ep->rtr) {
+		unsigned int ms = READ_ONCE(kiwi_first_fpdu_ms);
+
+		if (ms)
+			kiwi_ep_arm_timer_ms(ep, ms);
 	}
 	kiwi_ep_event(ep, "established", 0);
 	kiwi_stat_add(ep->kdev, KIWI_STAT_CM_ESTABLISHED, 1);
@@ -1127,6 +1163,12 @@ static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
 {
 	int act = kiwi_epfsm(ep->state, KIWI_EPE_TIMEOUT).act;
 
+	/*
+	 * The timer fired for a deadline since replaced (an RTS timer
+	 * just before a close armed its own): the new one is pending.
+	 */
+	if (time_before(jiffies, READ_ONCE(ep->timer_due)))
+		return;
 	kiwi_ep_do(ep, KIWI_EPE_TIMEOUT,
 		   act & KIWI_EPA_FAIL_CONNECT ? -ETIMEDOUT : 0, NULL, 0);
 }

@@ -82,6 +82,7 @@ struct kiwi_ep {
 	struct sockaddr_storage remote;
 	bool got_first;			/* passive: the first MPA byte came */
 	u8 rtr_nudges;			/* RTR repeats sent (kiwi_ep_nudge()) */
+	unsigned long timer_due;	/* jiffies: the timer's current deadline */
 	u64 rtr_rx_mark;		/* bytes received when RTS was reached */
 	u32 rtr_tx_mark;		/* and TCP's write_seq then */
 

@@ -757,6 +757,7 @@ void kiwi_qp_retire_sq(struct kiwi_qp *qp);
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		      struct socket *sock, bool crc, bool large, u8 markers,
 		      u8 rtr, bool responder);
+bool kiwi_qp_hold_over(struct kiwi_qp *qp);
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
 void kiwi_qp_unbind(struct kiwi_qp *qp);
 void kiwi_qp_fail_all(struct kiwi_device *kdev);

@@ -443,6 +443,24 @@ out:
 }
 
 /*
+ * The responder's wait for the initiator's first FPDU is over (CM
+ * timer, kiwi_first_fpdu_ms): send.  Returns true if it was still
+ * waiting.
+ */
+bool kiwi_qp_hold_over(struct kiwi_qp *qp)
+{
+	bool held;
+
+	mutex_lock(&qp->state_lock);
+	held = kiwi_qp_state(qp) == KIWI_QP_RTS &&
+	       READ_ONCE(qp->tx.await_peer);
+	if (held)
+		kiwi_tx_peer_spoke(qp);
+	mutex_unlock(&qp->state_lock);
+	return held;
+}
+
+/*
  * Stop transmit on @sock for good: a pending TERMINATE gets a short
  * chance to leave first, then the socket is shut down and detached.
  */

@@ -454,7 +454,8 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 	 * the initiator may still be reading our MPA reply, and one that
 	 * reads it with an FPDU behind it may fail the connection (siw
 	 * does).  With RFC 6581 that FPDU is the RTR; without, whatever the
-	 * initiator's consumer sends first.  kiwi_tx_peer_spoke() lifts it.
+	 * initiator's consumer sends first, or first_fpdu_ms passes (cm.c).
+	 * kiwi_tx_peer_spoke() lifts it.
 	 */
 	if (READ_ONCE(qp->tx.await_peer))
 		return false;

@@ -13,7 +13,7 @@
  *                STag (1/1/0x00), and nothing placed after the
  *                deregistration (the victim checks its own memory).
  *                With -r it first checks that the victim waits for
- *                our first FPDU (as in resp_interleave), then waits
+ *                our first FPDU (-H, as in resp_interleave), then waits
  *                for a SEND from it (kiwi_frmr_test: its FRMR is
  *                registered; it remaps it during the silence).
  *   read_flood   -n RDMA READ requests in one segment, though the victim
@@ -26,7 +26,8 @@
  *                no TERMINATE.
  *   resp_interleave  first checks that the victim, the responder, sends
  *                nothing before our first FPDU (RFC 5044 7.1.2 rule
- *                4; its READ is queued at once), then answers the
+ *                4; its READ is queued at once) or, with -H MS, for
+ *                MS/2 ms (see speak_first()), then answers the
  *                victim's RDMA READ (victim -R) with a
  *                READ Response in two FPDUs, a SEND between them and
  *                one after (tagged and untagged interleaved the other
@@ -100,6 +101,7 @@
  * victim answered as the RFCs say, 1 if not, 2 on usage errors.
  *
  *   fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A]
+ *             [-H MS]
  *   fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE[,rep_MODE...] [-s SECS]
  */
 #define _GNU_SOURCE
@@ -407,24 +409,32 @@ static int expect_term(int got, int want)
  * RFC 5044 7.1.2, rule 4: the responder (kiwi) sends nothing until it
  * has our first FPDU, though its consumer has work queued at once
  * (victim -R READs, kiwi_frmr_test SENDs "ready"); we asked for no
- * RFC 6581 RTR.  Nothing may come for a second and a half; then our
- * first FPDU, a zero-length WRITE (an RTR's form: it names no buffer).
+ * RFC 6581 RTR.  kiwi waits first_fpdu_ms for it (-H), then sends
+ * anyway.  With -H 0 it waits for ever: nothing may come for a second
+ * and a half, then we speak first, with a zero-length WRITE (an RTR's
+ * form: it names no buffer).  With -H MS nothing may come for MS/2
+ * (the reply left kiwi a little before its clock started), and we say
+ * nothing: kiwi's own first FPDU follows.
  */
+static int hold_ms;
+
 static void send_tagged(uint8_t op, bool last, uint32_t stag, uint64_t to,
 			uint32_t len, uint8_t pat);
 
 static int speak_first(void)
 {
+	int quiet = hold_ms ? hold_ms / 2 : 1500;
 	uint32_t len;
-	int op = recv_fpdu(1500, &len);
+	int op = recv_fpdu(quiet, &len);
 
 	if (op != GOT_TIMEOUT) {
-		printf("fpdu_peer: FAILED the responder sent %s before our first FPDU (RFC 5044 7.1.2, rule 4)\n",
-		       op >= 0 ? "an FPDU" : got_str(op));
+		printf("fpdu_peer: FAILED the responder sent %s within %d ms, before our first FPDU (RFC 5044 7.1.2, rule 4)\n",
+		       op >= 0 ? "an FPDU" : got_str(op), quiet);
 		return 1;
 	}
-	printf("# the responder waited for our first FPDU\n");
-	send_tagged(KIWI_OP_WRITE, true, 0, 0, 0, 0);
+	printf("# the responder sent nothing for %d ms\n", quiet);
+	if (!hold_ms)
+		send_tagged(KIWI_OP_WRITE, true, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -1740,7 +1750,7 @@ int main(int argc, char **argv)
 	bool ready = false, listen_mode = false, rep;
 	int one = 1;
 
-	while ((c = getopt(argc, argv, "a:p:m:s:n:rAMl")) != -1) {
+	while ((c = getopt(argc, argv, "a:p:m:s:n:rAMlH:")) != -1) {
 		switch (c) {
 		case 'a': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
@@ -1751,6 +1761,7 @@ int main(int argc, char **argv)
 		case 'A': atomics_on = true; break;
 		case 'M': mk_req = true; break;
 		case 'l': listen_mode = true; break;
+		case 'H': hold_ms = atoi(optarg); break;
 		default: mode = NULL; optind = argc; break;
 		}
 	}
@@ -1768,7 +1779,7 @@ int main(int argc, char **argv)
 	     !is_handshake_mode(mode) && !find_scenario(mode))) {
 		size_t i;
 
-		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M]\n"
+		fprintf(stderr, "usage: fpdu_peer -a ADDR [-p PORT] -m MODE [-s SECS] [-n COUNT] [-r] [-A] [-M] [-H MS]\n"
 			"       fpdu_peer -l -a ADDR [-p PORT] -m rep_MODE[,rep_MODE...] [-s SECS]\n"
 			"modes: silent req_fin req_rst p2p_nortr markers slowloris flood hold stall_write read_flood read_stop idle atomic_stale markers_ok interleave resp_interleave p2p_send_rtr p2p_send_rtr_payload");
 		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)

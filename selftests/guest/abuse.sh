@@ -29,7 +29,9 @@
 #                 it again, same iova, new key, over pages B.  The rest of
 #                 the WRITE gets TERMINATE DDP tagged/invalid STag and
 #                 pages B stay untouched (the module checks them); then
-#                 it unloads
+#                 it unloads.  With first_fpdu_ms 0 kiwi, the responder,
+#                 must hold the module's ready SEND until fpdu_peer's
+#                 first FPDU (RFC 5044 7.1.2 rule 4): 1.5 s of silence
 #   kconnect_process  a kernel consumer
 #                 (selftests/kconsumer/kiwi_kconnect_test.ko) calls
 #                 rdma_connect() from its module_init, i.e. from the
@@ -44,9 +46,10 @@
 #                 untagged/no buffer
 #   interleave    a WRITE in two FPDUs with a READ request between them:
 #                 both READs answered, the data in place
-#   resp_interleave  kiwi, the responder, sends nothing before the
-#                 peer's first FPDU though its READ is queued at once
-#                 (RFC 5044 7.1.2 rule 4, no RTR asked); then
+#   resp_interleave  kiwi, the responder, holds its READ, queued at
+#                 once, for the peer's first FPDU (RFC 5044 7.1.2 rule
+#                 4, no RTR asked): first_fpdu_ms (200), as the peer
+#                 stays silent; then
 #                 kiwi's RDMA READ (victim -R) answered in two READ
 #                 Response FPDUs with a SEND between them and one after:
 #                 the sink and both receives in place, three successful
@@ -669,8 +672,11 @@ case_frmr_remap() {
 		return
 	fi
 	wait_port $SRV 7407
+	# kiwi as responder holds its ready SEND until the peer speaks
+	echo 0 >/sys/module/kiwi/parameters/first_fpdu_ms
 	A timeout 60 "$BIN/fpdu_peer" -a $SRV -p 7407 -m stall_write -r -s 5 \
-		>"$TMPD/p" 2>&1 || rc=$?
+		-H 0 >"$TMPD/p" 2>&1 || rc=$?
+	echo 200 >/sys/module/kiwi/parameters/first_fpdu_ms
 	for _ in $(seq 1 60); do
 		res=$(cat $P/result)
 		case $res in pass*|FAIL*) break ;; esac
@@ -1378,8 +1384,8 @@ only peer_case ird_flood 7403 "-i 1" "-m read_flood -n 8" \
 only peer_case interleave 7408 "-i 4" "-m interleave" \
 	"a WRITE's two FPDUs with a READ request between them (tagged and untagged interleaved, as hardware sends them): both READs answered, the data in place" \
 	fpdu_peer "kiwi1 read_requests_served"
-only peer_case resp_interleave 7409 "-R" "-m resp_interleave" \
-	"kiwi as responder sends nothing before the initiator's first FPDU (RFC 5044 7.1.2 rule 4), then its RDMA READ answered in two FPDUs with the peer's SENDs between and after them (READ Responses and SENDs interleaved, as hardware sends them): the READ's data and both receives in place, no TERMINATE"
+only peer_case resp_interleave 7409 "-R" "-m resp_interleave -H 200" \
+	"kiwi as responder holds its READ for the initiator's first FPDU (RFC 5044 7.1.2 rule 4), for first_fpdu_ms (200) as none comes, then its RDMA READ answered in two FPDUs with the peer's SENDs between and after them (READ Responses and SENDs interleaved, as hardware sends them): the READ's data and both receives in place, no TERMINATE"
 only case_peer_scenarios
 only case_handshakes
 only case_src_quota
