@@ -107,6 +107,16 @@ put("fuzz_framer", "bad-crc", b"\x01" + fpdu(3, True, untagged(0, 1, 0), b"x",
 put("fuzz_framer", "truncated", b"\x03" + (WRITE + SEND)[:-5])
 put("fuzz_framer", "ulpdu-too-short", b"\x05" + ctrl(0, True, True, 3) + bytes(8))
 put("fuzz_framer", "zero-payload-write", b"\x11" + fpdu(0, True, tagged(1, 0), b""))
+# The longer RFC 7306 headers (Atomic Request 72 bytes with the MPA length,
+# Atomic Response 32, Immediate Data 28) and SENDs of every pad length,
+# small enough that most chunkings hold them whole (the one-step path).
+put("fuzz_framer", "rfc7306-and-pads", b"\x3d" +
+    fpdu(10, True, untagged(3, 1, 0), struct.pack(">IIIQQQQQ", 0, 7, 0x99,
+                                                 0x1000, 5, 0, 0, 0)) +
+    fpdu(11, True, untagged(4, 1, 0), struct.pack(">IQ", 7, 41)) +
+    fpdu(12, True, untagged(0, 2, 0), b"immedi8!") +
+    b"".join(fpdu(3, True, untagged(0, 3 + n, 0), bytes(range(n)))
+             for n in range(5)))
 
 
 def usqe(wr_id, opcode, flags, num_sge, length=0, rkey=0, inv=0, raddr=0):
