@@ -411,6 +411,7 @@ struct kiwi_rx {
 	struct kiwi_framer fr;		/* where we are in the FPDU stream */
 	struct kiwi_mk_rx mk;		/* markers: where the next one is */
 	u32 crc;			/* running CRC32c state */
+	bool crc_whole;			/* one-step FPDU: CRC taken in one go */
 	/*
 	 * Message progress, the RTR handshake and the MSNs expected, as
 	 * include/kiwi/rxorder.h has them: the stream is dead, a receive

@@ -121,13 +121,23 @@ static int kiwi_rx_sink(struct kiwi_qp *qp, u32 stag, u64 to, u32 len,
 }
 
 /* Payload of a tagged FPDU to its place; false if the region went. */
+/*
+ * Where placement adds the payload to the CRC: nowhere without CRC, or
+ * when the one-step path (kiwi_rx_whole()) takes the FPDU's CRC in one
+ * call of its own.
+ */
+static u32 *kiwi_rx_crcp(struct kiwi_qp *qp)
+{
+	return qp->crc && !qp->rx.crc_whole ? &qp->rx.crc : NULL;
+}
+
 static bool kiwi_rx_copy_tagged(struct kiwi_qp *qp, struct sk_buff *skb,
 				int off, u32 len)
 {
 	struct kiwi_rx *rx = &qp->rx;
 
 	if (!kiwi_mem_copy_from_skb(rx->mem, rx->mem_gen, rx->to, skb, off,
-				    len, qp->crc ? &rx->crc : NULL))
+				    len, kiwi_rx_crcp(qp)))
 		return false;
 	rx->to += len;
 	return true;
@@ -317,7 +327,7 @@ static int kiwi_rx_place_send(struct kiwi_qp *qp, struct sk_buff *skb,
 		/* The receive buffer was deregistered under the message. */
 		if (!kiwi_mem_copy_from_skb(rx->sge_mem, rx->sge_gen,
 					    sge->addr + rx->sge_off, skb, off,
-					    chunk, qp->crc ? &rx->crc : NULL))
+					    chunk, kiwi_rx_crcp(qp)))
 			return kiwi_rx_fail(qp, KIWI_TL_RDMAP,
 					    KIWI_RT_CATASTROPHIC,
 					    KIWI_RC_CATASTROPHIC_STREAM);
@@ -801,6 +811,99 @@ static int kiwi_rx_step(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 	return rv ? rv : n;
 }
 
+/*
+ * The bytes of @skb from @off that lie in one piece of memory -- its
+ * linear part or the page fragment holding @off -- in *@n; NULL if
+ * @off is in a frag_list skb or a page without a kernel address.
+ */
+static const u8 *kiwi_rx_piece(const struct sk_buff *skb, u32 off, u32 *n)
+{
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+	u32 i;
+
+	if (off < skb_headlen(skb)) {
+		*n = skb_headlen(skb) - off;
+		return skb->data + off;
+	}
+	off -= skb_headlen(skb);
+	for (i = 0; i < sh->nr_frags; i++) {
+		const skb_frag_t *f = &sh->frags[i];
+		const u8 *p;
+
+		if (off >= skb_frag_size(f)) {
+			off -= skb_frag_size(f);
+			continue;
+		}
+		p = skb_frag_address_safe(f);
+		*n = skb_frag_size(f) - off;
+		return p ? p + off : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * One-step receive: an FPDU that lies whole in one piece of @skb, at
+ * @off, is framed from there -- control word and header read in place,
+ * payload placed, trailer read -- in one pass instead of four
+ * kiwi_rx_step() walks of the skb, the CRC in one call over the piece.
+ * The stepwise path's calls come in its order (control word checked,
+ * message begun, payload placed, CRC checked, message delivered), so
+ * every verdict is the same (include/kiwi/framer.h; the fuzz target and
+ * wire_framer hold the framer to it).  Not with markers, which may fall
+ * anywhere.  Returns the FPDU's length, 0 to take the stepwise path, or
+ * a negative errno once the stream is dead.
+ */
+static int kiwi_rx_whole(struct kiwi_qp *qp, struct sk_buff *skb, int off,
+			 u32 len)
+{
+	struct kiwi_rx *rx = &qp->rx;
+	struct kiwi_framer *fr = &rx->fr;
+	u32 avail, total, hdr_len, data;
+	const u8 *p;
+	int rv;
+
+	if (qp->mk_rx || fr->phase != KIWI_FR_CTRL || fr->got)
+		return 0;
+	p = kiwi_rx_piece(skb, off, &avail);
+	if (!p)
+		return 0;
+	total = kiwi_fr_whole_len(p, min(avail, len));
+	if (!total)
+		return 0;
+	switch (kiwi_fr_take_hdr(fr, p)) {
+	case KIWI_FR_HDR_DONE:
+		break;
+	case KIWI_FR_BAD_CTRL:
+		return kiwi_rx_fail(qp, fr->bad.layer, fr->bad.etype,
+				    fr->bad.ecode);
+	default:	/* not at a boundary after all: nothing taken */
+		WARN_ON_ONCE(1);
+		return 0;
+	}
+	hdr_len = fr->hdr_len;
+	data = fr->data_rem;
+	rv = kiwi_rx_begin(qp);
+	if (rv)
+		return rv;
+	if (data) {
+		rx->crc_whole = true;
+		rv = kiwi_rx_place(qp, skb, off + hdr_len, data);
+		rx->crc_whole = false;
+		if (rv)
+			return rv;
+		kiwi_qp_stat_add(qp, KIWI_STAT_RX_BYTES, data);
+		kiwi_fr_advance(fr, data);
+	}
+	if (qp->crc)
+		rx->crc = kiwi_crc32c(rx->crc, p, total - KIWI_MPA_CRC_LEN);
+	if (WARN_ON_ONCE(kiwi_fr_take_trail(fr, p + hdr_len + data) !=
+			 KIWI_FR_FPDU_DONE))
+		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
+				    KIWI_RC_CATASTROPHIC_STREAM);
+	rv = kiwi_rx_trailer_done(qp);
+	return rv ? rv : total;
+}
+
 static int kiwi_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 			 unsigned int off, size_t len)
 {
@@ -813,7 +916,9 @@ static int kiwi_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 			done = len;	/* discard: the stream is over */
 			break;
 		}
-		n = kiwi_rx_step(qp, skb, off + done, len - done);
+		n = kiwi_rx_whole(qp, skb, off + done, len - done);
+		if (!n)
+			n = kiwi_rx_step(qp, skb, off + done, len - done);
 		if (n < 0) {
 			done = len;
 			break;
