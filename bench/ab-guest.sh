@@ -13,7 +13,8 @@
 # perftest runs over rdma_cm (-R), and the module is removed again.
 # Cells (KIWI_AB_CELLS): write_bw_64k read_bw_64k send_bw_64k write_bw_4k
 # read_bw_4k send_bw_4k (MiB/s, BW average, 2048 x 64 KiB or 2000 x 4 KiB)
-# and write_lat_8 (us, t_typical: the median of 1000 round trips).
+# and write_lat_8 (us, t_typical: the median of 1000 round trips);
+# also send_lat_8, not run unless named.
 # Output: one line per run, "ab MODULE CELL REP VALUE" (VALUE "err" if
 # the run failed), then the table of medians.
 set -u
@@ -36,6 +37,7 @@ cell_cmd() {	# the tool and its size/iteration arguments
 	read_bw_4k) echo "ib_read_bw -s 4096 -n 2000" ;;
 	send_bw_4k) echo "ib_send_bw -s 4096 -n 2000" ;;
 	write_lat_8) echo "ib_write_lat -s 8 -n 1000" ;;
+	send_lat_8) echo "ib_send_lat -s 8 -n 1000" ;;
 	esac
 }
 
