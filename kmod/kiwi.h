@@ -711,6 +711,16 @@ void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp);
 void kiwi_rx_expect_rtr_send(struct kiwi_qp *qp);
 
+/*
+ * Where a row's place handler adds the payload to the FPDU's CRC:
+ * nowhere without CRC, or when the one-step path (rx.c,
+ * kiwi_rx_whole()) takes the whole FPDU's CRC in one call of its own.
+ */
+static inline u32 *kiwi_rx_crcp(struct kiwi_qp *qp)
+{
+	return qp->crc && !qp->rx.crc_whole ? &qp->rx.crc : NULL;
+}
+
 /* rxterm.c: a peer's TERMINATE, the row of rx.c's kiwi_rx_ops[] */
 int kiwi_rx_begin_term(struct kiwi_qp *qp, enum kiwi_order_act act);
 int kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,

@@ -121,16 +121,6 @@ static int kiwi_rx_sink(struct kiwi_qp *qp, u32 stag, u64 to, u32 len,
 }
 
 /* Payload of a tagged FPDU to its place; false if the region went. */
-/*
- * Where placement adds the payload to the CRC: nowhere without CRC, or
- * when the one-step path (kiwi_rx_whole()) takes the FPDU's CRC in one
- * call of its own.
- */
-static u32 *kiwi_rx_crcp(struct kiwi_qp *qp)
-{
-	return qp->crc && !qp->rx.crc_whole ? &qp->rx.crc : NULL;
-}
-
 static bool kiwi_rx_copy_tagged(struct kiwi_qp *qp, struct sk_buff *skb,
 				int off, u32 len)
 {

@@ -29,6 +29,7 @@ int kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 		       u32 len)
 {
 	struct kiwi_rx *rx = &qp->rx;
+	u32 *crc = kiwi_rx_crcp(qp);
 	u8 buf[64];
 
 	while (len) {
@@ -36,8 +37,8 @@ int kiwi_rx_place_term(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 		u32 keep = min_t(u32, n, sizeof(rx->term_rest) - rx->term_have);
 
 		skb_copy_bits(skb, off, buf, n);
-		if (qp->crc)
-			rx->crc = kiwi_crc32c(rx->crc, buf, n);
+		if (crc)
+			*crc = kiwi_crc32c(*crc, buf, n);
 		memcpy(rx->term_rest + rx->term_have, buf, keep);
 		rx->term_have += keep;
 		off += n;
