@@ -411,7 +411,6 @@ struct kiwi_rx {
 	struct kiwi_framer fr;		/* where we are in the FPDU stream */
 	struct kiwi_mk_rx mk;		/* markers: where the next one is */
 	u32 crc;			/* running CRC32c state */
-	bool crc_whole;			/* one-step FPDU: CRC taken in one go */
 	/*
 	 * Message progress, the RTR handshake and the MSNs expected, as
 	 * include/kiwi/rxorder.h has them: the stream is dead, a receive
@@ -712,13 +711,12 @@ void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp);
 void kiwi_rx_expect_rtr_send(struct kiwi_qp *qp);
 
 /*
- * Where a row's place handler adds the payload to the FPDU's CRC:
- * nowhere without CRC, or when the one-step path (rx.c,
- * kiwi_rx_whole()) takes the whole FPDU's CRC in one call of its own.
+ * Where a row's place handler adds the payload to the FPDU's CRC, in
+ * the pass that copies it: nowhere without CRC.
  */
 static inline u32 *kiwi_rx_crcp(struct kiwi_qp *qp)
 {
-	return qp->crc && !qp->rx.crc_whole ? &qp->rx.crc : NULL;
+	return qp->crc ? &qp->rx.crc : NULL;
 }
 
 /* rxterm.c: a peer's TERMINATE, the row of rx.c's kiwi_rx_ops[] */

@@ -835,7 +835,8 @@ static const u8 *kiwi_rx_piece(const struct sk_buff *skb, u32 off, u32 *n)
  * One-step receive: an FPDU that lies whole in one piece of @skb, at
  * @off, is framed from there -- control word and header read in place,
  * payload placed, trailer read -- in one pass instead of four
- * kiwi_rx_step() walks of the skb, the CRC in one call over the piece.
+ * kiwi_rx_step() walks of the skb; the payload joins the CRC as it is
+ * copied, as on the stepwise path, so each byte is read once.
  * The stepwise path's calls come in its order (control word checked,
  * message begun, payload placed, CRC checked, message delivered), so
  * every verdict is the same (include/kiwi/framer.h; the fuzz target and
@@ -848,7 +849,7 @@ static int kiwi_rx_whole(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 {
 	struct kiwi_rx *rx = &qp->rx;
 	struct kiwi_framer *fr = &rx->fr;
-	u32 avail, total, hdr_len, data;
+	u32 avail, total, hdr_len, data, pad;
 	const u8 *p;
 	int rv;
 
@@ -872,20 +873,21 @@ static int kiwi_rx_whole(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 	}
 	hdr_len = fr->hdr_len;
 	data = fr->data_rem;
+	if (qp->crc)
+		rx->crc = kiwi_crc32c(rx->crc, p, hdr_len);
 	rv = kiwi_rx_begin(qp);
 	if (rv)
 		return rv;
 	if (data) {
-		rx->crc_whole = true;
 		rv = kiwi_rx_place(qp, skb, off + hdr_len, data);
-		rx->crc_whole = false;
 		if (rv)
 			return rv;
 		kiwi_qp_stat_add(qp, KIWI_STAT_RX_BYTES, data);
 		kiwi_fr_advance(fr, data);
 	}
-	if (qp->crc)
-		rx->crc = kiwi_crc32c(rx->crc, p, total - KIWI_MPA_CRC_LEN);
+	pad = total - KIWI_MPA_CRC_LEN - hdr_len - data;
+	if (qp->crc && pad)
+		rx->crc = kiwi_crc32c(rx->crc, p + hdr_len + data, pad);
 	if (WARN_ON_ONCE(kiwi_fr_take_trail(fr, p + hdr_len + data) !=
 			 KIWI_FR_FPDU_DONE))
 		return kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
