@@ -64,6 +64,13 @@ struct frmr_buf {
 	int nents;			/* mapped entries, 0 if not mapped */
 };
 
+/*
+ * Our own work runs here, not on the system workqueue: frmr_verdict()
+ * flushes it from a CM event handler, which runs on the iw_cm's
+ * WQ_MEM_RECLAIM queue, and such a queue may wait only on another.
+ */
+static struct workqueue_struct *frmr_wq;
+
 static struct {
 	struct mutex lock;		/* CM events against unload */
 	bool stopping;			/* under lock: unloading */
@@ -362,7 +369,7 @@ static int frmr_event(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
 		frmr_result("established");
-		schedule_work(&t.work);
+		queue_work(frmr_wq, &t.work);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
@@ -418,6 +425,9 @@ static int __init frmr_init(void)
 {
 	int rv;
 
+	frmr_wq = alloc_workqueue("kiwi_frmr_test", WQ_MEM_RECLAIM, 0);
+	if (!frmr_wq)
+		return -ENOMEM;
 	mutex_init(&t.lock);
 	init_completion(&t.wr_done);
 	t.cqe.done = frmr_wr_done;
@@ -426,6 +436,7 @@ static int __init frmr_init(void)
 	if (rv) {
 		pr_err("kiwi_frmr_test: cannot listen on %s:%u: %d\n", addr,
 		       port, rv);
+		destroy_workqueue(frmr_wq);
 		return rv;
 	}
 	frmr_result("listening on %s:%u", addr, port);
@@ -445,6 +456,7 @@ static void __exit frmr_exit(void)
 		rdma_destroy_id(t.id);
 		frmr_release();
 	}
+	destroy_workqueue(frmr_wq);
 }
 
 module_init(frmr_init);
