@@ -14,7 +14,9 @@
 # Cells (KIWI_AB_CELLS): write_bw_64k read_bw_64k send_bw_64k write_bw_4k
 # read_bw_4k send_bw_4k (MiB/s, BW average, 2048 x 64 KiB or 2000 x 4 KiB)
 # and write_lat_8 (us, t_typical: the median of 1000 round trips);
-# also send_lat_8, not run unless named.
+# run only when named: send_lat_8, write_lat_4k and send_lat_4k (1000
+# round trips), write_lat_64k and send_lat_64k (500), and
+# write_bw_64k_q4 (four QPs, 2048 x 64 KiB each).
 # Output: one line per run, "ab MODULE CELL REP VALUE" (VALUE "err" if
 # the run failed), then the table of medians.
 set -u
@@ -38,6 +40,11 @@ cell_cmd() {	# the tool and its size/iteration arguments
 	send_bw_4k) echo "ib_send_bw -s 4096 -n 2000" ;;
 	write_lat_8) echo "ib_write_lat -s 8 -n 1000" ;;
 	send_lat_8) echo "ib_send_lat -s 8 -n 1000" ;;
+	write_lat_4k) echo "ib_write_lat -s 4096 -n 1000" ;;
+	send_lat_4k) echo "ib_send_lat -s 4096 -n 1000" ;;
+	write_lat_64k) echo "ib_write_lat -s 65536 -n 500" ;;
+	send_lat_64k) echo "ib_send_lat -s 65536 -n 500" ;;
+	write_bw_64k_q4) echo "ib_write_bw -s 65536 -n 2048 -q 4" ;;
 	esac
 }
 

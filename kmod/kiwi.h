@@ -685,7 +685,8 @@ static inline bool kiwi_res_get(atomic_t *count, u32 max)
 
 /* main.c */
 extern struct workqueue_struct *kiwi_wq;
-int kiwi_pick_cpu(int avoid);
+int kiwi_cpu_get(int app);
+void kiwi_cpu_put(int cpu);
 void kiwi_devices_atomic_cap(enum ib_atomic_cap cap);
 
 /* cm.c: connection management (iw_cm provider) */
@@ -732,6 +733,7 @@ void kiwi_tx_free(struct kiwi_qp *qp);
 int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird);
 #define KIWI_TX_CPU_PICK	(-2)	/* tx.cpu: picked at the first kick */
 void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_tx_drop_cpu(struct kiwi_qp *qp);
 void kiwi_tx_unblock(struct socket *sock);
 void kiwi_tx_start(struct kiwi_qp *qp);
 void kiwi_tx_peer_spoke(struct kiwi_qp *qp);

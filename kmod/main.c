@@ -58,21 +58,50 @@ MODULE_PARM_DESC(crc, "Request MPA CRC32c on new connections (default Y)");
 /* Per-QP send and bulk receive work (tx.c, rx.c). */
 struct workqueue_struct *kiwi_wq;
 
+/* Connections' work per CPU: each picked tx.cpu and rx_cpu counts one. */
+static DEFINE_PER_CPU(atomic_t, kiwi_cpu_load);
+
 /*
- * A CPU for a connection's work, round-robin over the online ones but
- * not @avoid when there is another: that one is busy with the
- * application or with the packets that asked for the work.
+ * A CPU for a connection's work: the online one with the least of it,
+ * @app counting as half a connection more.  @app runs the application
+ * that posts the work, or the softirq of the packets that asked for
+ * it.  So one connection never works on @app's CPU while another CPU
+ * is free, but once the others have a connection each, some do: on two
+ * vCPUs four connections would otherwise all send from one CPU while
+ * the application's sits in its poll loop.  siw balances its transmit
+ * threads by the same count.  Ties go round-robin.  Given back with
+ * kiwi_cpu_put(); WORK_CPU_UNBOUND if no CPU is online.
  */
-int kiwi_pick_cpu(int avoid)
+int kiwi_cpu_get(int app)
 {
 	static atomic_t next = ATOMIC_INIT(0);
-	unsigned int n = num_online_cpus();
-	unsigned int i = (unsigned int)atomic_inc_return(&next);
-	int cpu = cpumask_nth(i % n, cpu_online_mask);
+	unsigned int start = (unsigned int)atomic_inc_return(&next) % nr_cpu_ids;
+	unsigned int best_load = UINT_MAX, best_rank = UINT_MAX;
+	int cpu, best = WORK_CPU_UNBOUND;
 
-	if (cpu == avoid && n > 1)
-		cpu = cpumask_nth((i + 1) % n, cpu_online_mask);
-	return cpu < nr_cpu_ids ? cpu : WORK_CPU_UNBOUND;
+	for_each_online_cpu(cpu) {
+		unsigned int load = 2 * atomic_read(per_cpu_ptr(&kiwi_cpu_load,
+								 cpu));
+		unsigned int rank = (cpu + nr_cpu_ids - start) % nr_cpu_ids;
+
+		load += cpu == app;
+		if (load < best_load ||
+		    (load == best_load && rank < best_rank)) {
+			best = cpu;
+			best_load = load;
+			best_rank = rank;
+		}
+	}
+	if (best != WORK_CPU_UNBOUND)
+		atomic_inc(per_cpu_ptr(&kiwi_cpu_load, best));
+	return best;
+}
+
+/* A CPU from kiwi_cpu_get() the connection no longer works on. */
+void kiwi_cpu_put(int cpu)
+{
+	if (cpu >= 0 && cpu < nr_cpu_ids)
+		atomic_dec(per_cpu_ptr(&kiwi_cpu_load, cpu));
 }
 
 /* All kiwi devices, for module unload. */

@@ -527,6 +527,7 @@ void kiwi_qp_unbind(struct kiwi_qp *qp)
 	mutex_lock(&qp->state_lock);
 	WRITE_ONCE(qp->ep, NULL);
 	mutex_unlock(&qp->state_lock);
+	kiwi_tx_drop_cpu(qp);
 }
 
 /* ---- create / destroy ---- */
@@ -777,6 +778,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->freed);
 
 	cancel_work_sync(&qp->tx.work);
+	kiwi_tx_drop_cpu(qp);
 	kiwi_rx_stop(qp);
 	kiwi_tx_free(qp);
 	kiwi_qp_free_queues(qp);

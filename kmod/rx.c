@@ -965,9 +965,10 @@ static bool kiwi_rx_bulk(struct sock *sk)
 
 /*
  * Hand the stream to rx_work (under the socket, as the parser).  Its
- * CPU is picked at the first hand-over, other than the one the socket's
- * packets arrive on: that is where the callback runs, and over veth or
- * loopback the CPU the peer sends from.  It stays: the peer's segments
+ * CPU is picked at the first hand-over (kiwi_cpu_get()), counting the
+ * one the socket's packets arrive on as busier: that is where the
+ * callback runs, and over veth or loopback the CPU the peer sends
+ * from.  Until kiwi_rx_stop() it stays: the peer's segments
  * also leave from whichever CPU takes our ACKs, so the arrival CPU
  * wanders, and following it would move the work back and forth.
  */
@@ -976,7 +977,7 @@ static void kiwi_rx_kick(struct kiwi_qp *qp, struct sock *sk)
 	qp->rx.worker = true;
 	qp->rx_sk = sk;
 	if (qp->rx_cpu < 0)
-		qp->rx_cpu = kiwi_pick_cpu(READ_ONCE(sk->sk_incoming_cpu));
+		qp->rx_cpu = kiwi_cpu_get(READ_ONCE(sk->sk_incoming_cpu));
 	queue_work_on(qp->rx_cpu, kiwi_wq, &qp->rx_work);
 }
 
@@ -1071,6 +1072,8 @@ void kiwi_rx_init(struct kiwi_qp *qp)
 void kiwi_rx_stop(struct kiwi_qp *qp)
 {
 	cancel_work_sync(&qp->rx_work);
+	kiwi_cpu_put(qp->rx_cpu);
+	qp->rx_cpu = -1;
 }
 
 void kiwi_rx_reset(struct kiwi_qp *qp)

@@ -555,20 +555,34 @@ void kiwi_tx_now(struct kiwi_qp *qp)
  * between CPUs reorders its own segments there, and the peer's
  * duplicate ACKs then cost fast retransmits and a halved congestion
  * window.  The CPU is chosen at the first kick, and not the kicking
- * CPU: that one runs the application posting the work (or the softirq
- * of the peer that asked for it), which is then left to itself.
+ * CPU if another is less busy: that one runs the application posting
+ * the work, or the softirq of the peer that asked for it
+ * (kiwi_cpu_get() in main.c).
  */
 void kiwi_tx_kick(struct kiwi_qp *qp)
 {
 	int cpu = READ_ONCE(qp->tx.cpu);
 
 	if (cpu == KIWI_TX_CPU_PICK) {
-		int pick = kiwi_pick_cpu(raw_smp_processor_id());
+		int pick = kiwi_cpu_get(raw_smp_processor_id());
 		int old = cmpxchg(&qp->tx.cpu, KIWI_TX_CPU_PICK, pick);
 
-		cpu = old == KIWI_TX_CPU_PICK ? pick : old;	/* first wins */
+		cpu = pick;
+		if (old != KIWI_TX_CPU_PICK) {	/* first wins, or dropped */
+			kiwi_cpu_put(pick);
+			cpu = old;
+		}
 	}
 	queue_work_on(cpu, kiwi_wq, &qp->tx.work);
+}
+
+/*
+ * The connection is over: its sending CPU counts no more for the next
+ * pick.  A late kick queues the worker on any CPU.
+ */
+void kiwi_tx_drop_cpu(struct kiwi_qp *qp)
+{
+	kiwi_cpu_put(xchg(&qp->tx.cpu, WORK_CPU_UNBOUND));
 }
 
 /*
