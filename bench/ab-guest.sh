@@ -86,6 +86,30 @@ run() {
 	echo "$v"
 }
 
+LAT_BOUNDS="lt_2 lt_4 lt_8 lt_16 lt_32 lt_64 lt_128 lt_256 lt_512 lt_1024 lt_2048 ge_2048"
+
+# hist MOD CELL REP: after a latency run, kiwi's own-time histograms
+# (rx_msg_us_*, tx_wqe_us_*: kiwi.4) of both devices, summed, as
+# "hist MOD CELL REP rx N... tx N...", and perftest's tail of the same
+# run as "tail MOD CELL REP P99 P99.9" (us).  The module is fresh for
+# every run, so its counters hold this run alone.
+hist() {
+	{ A rdma statistic show link kiwi0/1; B rdma statistic show link kiwi1/1; } |
+		awk -v tag="hist $1 $2 $3" -v bounds="$LAT_BOUNDS" '
+		{ for (i = 1; i < NF; i++) if ($i ~ /^(rx_msg|tx_wqe)_us_/) h[$i] += $(i + 1) }
+		END {
+			k = split(bounds, b, " "); line = tag
+			split("rx_msg tx_wqe", d, " ")
+			for (j = 1; j <= 2; j++) {
+				line = line " " substr(d[j], 1, 2)
+				for (i = 1; i <= k; i++) line = line " " (h[d[j] "_us_" b[i]] + 0)
+			}
+			print line
+		}'
+	grep -E "^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+" "$TMPD/c" | tail -1 |
+		awk -v tag="tail $1 $2 $3" 'NF >= 9 { print tag, $8, $9 }'
+}
+
 modprobe ib_uverbs && modprobe libcrc32c && modprobe rdma_ucm || exit 1
 echo "# A = ${MODS[0]} ($(modinfo -F srcversion "${MODS[0]}"))"
 echo "# B = ${MODS[1]} ($(modinfo -F srcversion "${MODS[1]}"))"
@@ -98,6 +122,7 @@ for ((r = 1; r <= REPS; r++)); do
 			name=$([ $m = 0 ] && echo A || echo B)
 			if up "${MODS[$m]}"; then
 				echo "ab $name $c $r $(run "$c")"
+				[[ $c != *_lat_* ]] || hist "$name" "$c" "$r"
 			else
 				echo "ab $name $c $r err"
 			fi
@@ -124,3 +149,34 @@ END {
 	}
 	for (k in e) printf "# %s: %d failed runs\n", k, e[k]
 }' "$TMPD/ab" | sort
+# kiwi's own time against the end-to-end tail, latency cells only.
+grep -q '^hist ' "$TMPD/ab" && {
+echo "# latency: perftest's p99 / p99.9 (us, medians of the runs) and kiwi's own"
+echo "# time per message (rx: data-ready to delivered; tx: doorbell to TCP),"
+echo "# pooled over the runs and both devices: the bucket holding p50/p99/p99.9"
+awk -v bounds="$LAT_BOUNDS" '
+function med(s,   a, k, i, j, t) {
+	k = split(s, a, " ")
+	for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
+		if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+}
+function pct(key, q,   i, n, c) {
+	n = 0; for (i = 1; i <= nb; i++) n += h[key, i]
+	if (!n) return "-"
+	c = 0; for (i = 1; i <= nb; i++) { c += h[key, i]; if (c >= q * n) return b[i] }
+	return b[nb]
+}
+BEGIN { nb = split(bounds, b, " ") }
+$1 == "tail" { p99[$2 " " $3] = p99[$2 " " $3] " " $5; p999[$2 " " $3] = p999[$2 " " $3] " " $6; seen[$2 " " $3] = 1 }
+$1 == "hist" { k = $2 " " $3; seen[k] = 1
+	for (i = 1; i <= nb; i++) { h[k " rx", i] += $(5 + i); h[k " tx", i] += $(6 + nb + i) } }
+END {
+	for (k in seen) {
+		printf "%-18s e2e p99 %7.1f p99.9 %7.1f | rx p50 %s p99 %s p99.9 %s | tx p50 %s p99 %s p99.9 %s\n", k,
+			med(p99[k]), med(p999[k]),
+			pct(k " rx", 0.5), pct(k " rx", 0.99), pct(k " rx", 0.999),
+			pct(k " tx", 0.5), pct(k " tx", 0.99), pct(k " tx", 0.999)
+	}
+}' "$TMPD/ab" | sort
+}

@@ -53,6 +53,13 @@ struct kiwi_limits {
 extern struct kiwi_limits kiwi_limits;
 extern bool kiwi_crc_default;
 
+/*
+ * Buckets of each latency histogram among the counters (stats.c): bucket
+ * i counts times from 2^i to 2^(i+1) microseconds (the first from 0),
+ * the last every time from 2^(KIWI_LAT_BUCKETS - 1) on.
+ */
+#define KIWI_LAT_BUCKETS	12
+
 /* Device counters (stats.c); `rdma statistic show` names them. */
 enum kiwi_stat {
 	KIWI_STAT_RX_FPDUS,
@@ -83,7 +90,10 @@ enum kiwi_stat {
 	KIWI_STAT_RX_MARKERS,		/* MPA markers received and removed */
 	KIWI_STAT_RX_MARKER_ERR,	/* ... with an inconsistent FPDUPTR */
 	KIWI_STAT_CM_BAD_TRANSITION,	/* endpoint events refused as illegal */
-	KIWI_NSTATS
+	/* kiwi's own time per message, by direction (kiwi_qp_lat()) */
+	KIWI_STAT_RX_LAT,
+	KIWI_STAT_TX_LAT = KIWI_STAT_RX_LAT + KIWI_LAT_BUCKETS,
+	KIWI_NSTATS = KIWI_STAT_TX_LAT + KIWI_LAT_BUCKETS
 };
 
 struct kiwi_stats {
@@ -457,6 +467,7 @@ struct kiwi_rx {
 	u32 orq_skip;			/* our RTR READ is outstanding */
 	bool resp_due;			/* a READ request awaits an answer */
 	bool worker;			/* bulk: rx_work reads the socket */
+	u64 t_ready;			/* ns: the socket last had news */
 };
 
 struct kiwi_ep;
@@ -483,6 +494,7 @@ struct kiwi_tx {
 	bool term_pending;
 	u8 rtr_pending;			/* KIWI_MPA_RTR_* message to send */
 	bool await_peer;		/* responder: peer's first FPDU due */
+	u64 t_bell;			/* ns: a doorbell no WQE answered yet */
 	struct kiwi_tx_batch *batch;	/* FPDUs gathered for one send */
 };
 
@@ -593,6 +605,19 @@ static inline void kiwi_qp_stat_add(struct kiwi_qp *qp, enum kiwi_stat s,
 		pc = c->stats;
 	this_cpu_add(pc->v[s], n);
 	rcu_read_unlock();
+}
+
+/*
+ * The time since @since_ns (ktime_get_ns()) into @qp's latency
+ * histogram @h, KIWI_STAT_RX_LAT or KIWI_STAT_TX_LAT.  Any context.
+ */
+static inline void kiwi_qp_lat(struct kiwi_qp *qp, enum kiwi_stat h,
+			       u64 since_ns)
+{
+	u64 us = div_u64(ktime_get_ns() - since_ns, NSEC_PER_USEC);
+	int b = us ? fls64(us) - 1 : 0;
+
+	kiwi_qp_stat_add(qp, h + min(b, KIWI_LAT_BUCKETS - 1), 1);
 }
 
 static inline struct kiwi_device *to_kdev(struct ib_device *ibdev)
@@ -734,6 +759,7 @@ int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird);
 #define KIWI_TX_CPU_PICK	(-2)	/* tx.cpu: picked at the first kick */
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_drop_cpu(struct kiwi_qp *qp);
+void kiwi_tx_bell(struct kiwi_qp *qp);
 void kiwi_tx_unblock(struct socket *sock);
 void kiwi_tx_start(struct kiwi_qp *qp);
 void kiwi_tx_peer_spoke(struct kiwi_qp *qp);

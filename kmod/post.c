@@ -22,6 +22,7 @@ static int kiwi_qp_doorbell(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	switch (kiwi_qp_state(qp)) {
 	case KIWI_QP_RTS:
 		kiwi_ring_set_flags(&qp->sq_ring, KIWI_RING_F_BUSY);
+		kiwi_tx_bell(qp);
 		kiwi_tx_now(qp);
 		return 0;
 	case KIWI_QP_TERMINATE:
@@ -230,10 +231,12 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (kick) {
-		if (kiwi_qp_state(qp) == KIWI_QP_RTS)
+		if (kiwi_qp_state(qp) == KIWI_QP_RTS) {
+			kiwi_tx_bell(qp);
 			kiwi_tx_kick(qp);
-		else if (!READ_ONCE(qp->sock))
+		} else if (!READ_ONCE(qp->sock)) {
 			kiwi_qp_flush_sq(qp);	/* errored: flush in order */
+		}
 	}
 	if (rv)
 		*bad_wr = wr;

@@ -425,6 +425,7 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	qp->tx.term_pending = false;
 	qp->tx.irq_head = 0;
 	qp->tx.irq_count = 0;
+	qp->tx.t_bell = 0;
 	qp->tx.cpu = KIWI_TX_CPU_PICK;	/* at the first kick */
 	qp->rx_cpu = -1;
 	WRITE_ONCE(qp->sock, sock);

@@ -670,12 +670,16 @@ static int kiwi_rx_place(struct kiwi_qp *qp, struct sk_buff *skb, int off,
 static void kiwi_rx_end(struct kiwi_qp *qp)
 {
 	struct kiwi_rx *rx = &qp->rx;
+	enum kiwi_order_end e;
 
 	if (rx->mem) {
 		kiwi_mem_put(rx->mem);
 		rx->mem = NULL;
 	}
-	kiwi_rx_ops[rx->fr.op].end(qp, kiwi_order_end(&rx->ord));
+	e = kiwi_order_end(&rx->ord);
+	kiwi_rx_ops[rx->fr.op].end(qp, e);
+	if (e != KIWI_OE_MORE && rx->t_ready)
+		kiwi_qp_lat(qp, KIWI_STAT_RX_LAT, rx->t_ready);
 }
 
 /* Pad and CRC are in: check the CRC, then deliver what the FPDU completes. */
@@ -1027,6 +1031,8 @@ void kiwi_rx_data_ready(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	qp = kiwi_rx_sk_qp(sk);
 	if (qp) {
+		/* Serialised with the parser: both run under the socket. */
+		qp->rx.t_ready = ktime_get_ns();
 		if (qp->rx.worker || kiwi_rx_bulk(sk))
 			kiwi_rx_kick(qp, sk);
 		else

@@ -22,6 +22,33 @@
 
 #include "kiwi.h"
 
+/*
+ * The latency histograms: kiwi's own time per message, apart from the
+ * application's and the scheduler's, in buckets named by their upper
+ * bound in microseconds ("lt_8": 4 to 8 us), the last by its lower.
+ *   rx_msg_us_*: from the socket's data-ready callback to the message
+ *     delivered -- its completion queued or, for a WRITE, its last byte
+ *     placed -- including any hand-over to rx_work;
+ *   tx_wqe_us_*: from a doorbell (a user's post, or a kernel consumer's
+ *     ib_post_send()) to the first work request after it handed to TCP,
+ *     including any wait for the transmit worker.
+ * Each sample counts where the QP's other counters do.
+ */
+#define KIWI_LAT_DESCS(dir, pre)					\
+	[KIWI_STAT_##dir##_LAT + 0] = { .name = pre "lt_2" },		\
+	[KIWI_STAT_##dir##_LAT + 1] = { .name = pre "lt_4" },		\
+	[KIWI_STAT_##dir##_LAT + 2] = { .name = pre "lt_8" },		\
+	[KIWI_STAT_##dir##_LAT + 3] = { .name = pre "lt_16" },		\
+	[KIWI_STAT_##dir##_LAT + 4] = { .name = pre "lt_32" },		\
+	[KIWI_STAT_##dir##_LAT + 5] = { .name = pre "lt_64" },		\
+	[KIWI_STAT_##dir##_LAT + 6] = { .name = pre "lt_128" },		\
+	[KIWI_STAT_##dir##_LAT + 7] = { .name = pre "lt_256" },		\
+	[KIWI_STAT_##dir##_LAT + 8] = { .name = pre "lt_512" },		\
+	[KIWI_STAT_##dir##_LAT + 9] = { .name = pre "lt_1024" },	\
+	[KIWI_STAT_##dir##_LAT + 10] = { .name = pre "lt_2048" },	\
+	[KIWI_STAT_##dir##_LAT + 11] = { .name = pre "ge_2048" }
+static_assert(KIWI_LAT_BUCKETS == 12);
+
 static const struct rdma_stat_desc kiwi_stat_descs[KIWI_NSTATS] = {
 	[KIWI_STAT_RX_FPDUS] = { .name = "rx_fpdus" },
 	[KIWI_STAT_RX_BYTES] = { .name = "rx_payload_bytes" },
@@ -51,6 +78,8 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_NSTATS] = {
 	[KIWI_STAT_RX_MARKERS] = { .name = "rx_markers" },
 	[KIWI_STAT_RX_MARKER_ERR] = { .name = "rx_marker_errors" },
 	[KIWI_STAT_CM_BAD_TRANSITION] = { .name = "cm_illegal_transitions" },
+	KIWI_LAT_DESCS(RX, "rx_msg_us_"),
+	KIWI_LAT_DESCS(TX, "tx_wqe_us_"),
 };
 
 int kiwi_stats_init(struct kiwi_device *kdev)

@@ -353,6 +353,25 @@ static int kiwi_tx_sqe(struct kiwi_qp *qp, struct socket *sock,
 	return rv;
 }
 
+/*
+ * A doorbell rang (a user's post, or a kernel consumer's): the clock of
+ * the tx_wqe_us_* histogram starts, unless an earlier doorbell's runs.
+ */
+void kiwi_tx_bell(struct kiwi_qp *qp)
+{
+	if (!READ_ONCE(qp->tx.t_bell))
+		WRITE_ONCE(qp->tx.t_bell, ktime_get_ns());
+}
+
+/* A work request went to TCP: it answers the doorbell that waited. */
+static void kiwi_tx_answered(struct kiwi_qp *qp)
+{
+	u64 t = xchg(&qp->tx.t_bell, 0);
+
+	if (t)
+		kiwi_qp_lat(qp, KIWI_STAT_TX_LAT, t);
+}
+
 static struct socket *kiwi_tx_sock(struct kiwi_qp *qp)
 {
 	struct socket *sock;
@@ -480,6 +499,8 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 			budget -= kiwi_sqe_cost(sqe);
 		}
 		rv = kiwi_tx_sqe(qp, sock, sqe);
+		if (!rv)
+			kiwi_tx_answered(qp);
 	}
 	kiwi_tx_failed(qp, rv);
 	return left || READ_ONCE(qp->tx.term_pending);
