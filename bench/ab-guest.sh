@@ -16,7 +16,7 @@
 # and write_lat_8 (us, t_typical: the median of 1000 round trips);
 # run only when named: send_lat_8, write_lat_4k and send_lat_4k (1000
 # round trips), write_lat_64k and send_lat_64k (500), and
-# write_bw_64k_q4 (four QPs, 2048 x 64 KiB each).
+# write_bw_64k_q4 (four QPs, 64 KiB for 3 s).
 # Output: one line per run, "ab MODULE CELL REP VALUE" (VALUE "err" if
 # the run failed), then the table of medians.
 set -u
@@ -44,7 +44,7 @@ cell_cmd() {	# the tool and its size/iteration arguments
 	send_lat_4k) echo "ib_send_lat -s 4096 -n 1000" ;;
 	write_lat_64k) echo "ib_write_lat -s 65536 -n 500" ;;
 	send_lat_64k) echo "ib_send_lat -s 65536 -n 500" ;;
-	write_bw_64k_q4) echo "ib_write_bw -s 65536 -n 2048 -q 4" ;;
+	write_bw_64k_q4) echo "ib_write_bw -s 65536 -D 3 -q 4" ;;
 	esac
 }
 

@@ -30,8 +30,8 @@
  *     delivered -- its completion queued or, for a WRITE, its last byte
  *     placed -- including any hand-over to rx_work;
  *   tx_wqe_us_*: from a doorbell (a user's post, or a kernel consumer's
- *     ib_post_send()) to the first work request after it handed to TCP,
- *     including any wait for the transmit worker.
+ *     ib_post_send()) to the first work request after it starting out
+ *     to TCP, including any wait for the transmit worker.
  * Each sample counts where the QP's other counters do.
  */
 #define KIWI_LAT_DESCS(dir, pre)					\

@@ -363,7 +363,11 @@ void kiwi_tx_bell(struct kiwi_qp *qp)
 		WRITE_ONCE(qp->tx.t_bell, ktime_get_ns());
 }
 
-/* A work request went to TCP: it answers the doorbell that waited. */
+/*
+ * A work request starts out: it answers the doorbell that waited.  Not
+ * after TCP took it: over veth and loopback the peer's whole receive
+ * path, and often its answer, runs inside that call, in our softirq.
+ */
 static void kiwi_tx_answered(struct kiwi_qp *qp)
 {
 	u64 t = xchg(&qp->tx.t_bell, 0);
@@ -498,9 +502,8 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 			}
 			budget -= kiwi_sqe_cost(sqe);
 		}
+		kiwi_tx_answered(qp);
 		rv = kiwi_tx_sqe(qp, sock, sqe);
-		if (!rv)
-			kiwi_tx_answered(qp);
 	}
 	kiwi_tx_failed(qp, rv);
 	return left || READ_ONCE(qp->tx.term_pending);

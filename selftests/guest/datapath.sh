@@ -26,6 +26,8 @@
 #     (all sizes and combinations: KIWI_DP_ONLY=markers),
 #   - the negotiated CRC and large-FPDU mode in "rdma res show qp -dd",
 #   - per-QP counters: "rdma statistic qp" bind, unbind and auto mode,
+#   - the latency histograms (rx_msg_us_*, tx_wqe_us_*) count the
+#     messages of an ib_send_lat run,
 #   - hardware iWARP defaults played by kiwi: each RFC 6581 RTR kind,
 #     Chelsio's (READ RTR, CRC, IRD/ORD 32), irdma's (CRC, immediate),
 #   - pyverbs tests.test_rdmacm on kiwi2, a device on a dummy netdev in the
@@ -35,7 +37,7 @@
 # Environment: KIWI_RPING_COUNT (default 1000), KIWI_PERF_ITERS (500),
 # KIWI_DP_MTU (1500), KIWI_DP_ONLY (tests to run alone, comma-separated:
 # imm, atomic, mw, ring, counters, attrs, hw, markers, markers_smoke,
-# rping, perf).
+# rping, perf, lat, lat_hist).
 set -u
 
 COUNT=${KIWI_RPING_COUNT:-1000}
@@ -303,6 +305,47 @@ atomic_conn_test() {
 # prints "name value" pairs).
 field() { awk -v c="$1" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'; }
 link_stat() { rdma statistic show link "$1/1" | field "$2"; }
+
+# hist_sum DEV PREFIX: the sum of DEV's counters named PREFIX* (a
+# latency histogram's buckets).
+hist_sum() {
+	rdma statistic show link "$1/1" |
+		awk -v p="$2" '{ for (i = 1; i < NF; i++) if (index($i, p) == 1) s += $(i + 1) }
+			END { print s + 0 }'
+}
+
+# lat_hist_test: kiwi's own-time histograms (rx_msg_us_*, tx_wqe_us_*)
+# count the messages of an ib_send_lat run of N round trips: on each
+# device at least N received messages, but no more than FPDUs received,
+# and at least N doorbells answered.
+lat_hist_test() {
+	local n=$1 d bad="" got=""
+	local -A b
+	for d in kiwi0 kiwi1; do
+		b[$d.rx]=$(hist_sum $d rx_msg_us_)
+		b[$d.tx]=$(hist_sum $d tx_wqe_us_)
+		b[$d.f]=$(link_stat $d rx_fpdus)
+	done
+	perf_test kiwi kiwi1 kiwi0 $SRV "$n" ib_send_lat -s 8
+	for d in kiwi0 kiwi1; do
+		local rx tx f
+		rx=$(( $(hist_sum $d rx_msg_us_) - b[$d.rx] ))
+		tx=$(( $(hist_sum $d tx_wqe_us_) - b[$d.tx] ))
+		f=$(( $(link_stat $d rx_fpdus) - b[$d.f] ))
+		got="$got $d: rx $rx tx $tx fpdus $f;"
+		[ "$rx" -ge "$n" ] && [ "$rx" -le "$f" ] && [ "$tx" -ge "$n" ] ||
+			bad=1
+	done
+	if [ -z "$bad" ]; then
+		ok "latency histograms count each message:$got"
+		rdma statistic show link kiwi1/1 | awk '{ l = "# kiwi1"
+			for (i = 1; i < NF; i++) if ($i ~ /^(rx_msg|tx_wqe)_us_/)
+				l = l " " substr($i, 1, 2) substr($i, 10) "=" $(i + 1)
+			print l }'
+	else
+		notok "latency histograms count each message ($n round trips):$got"
+	fi
+}
 
 # perf_bg SECS SIZE: ib_write_bw kiwi0 -> kiwi1 for SECS in the
 # background, niced: its client polls the CQ without pause, and under a
@@ -696,7 +739,8 @@ if [ -n "${KIWI_DP_ONLY:-}" ]; then
 			for p in ib_write_lat ib_read_lat ib_send_lat; do
 				perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $p -s 8
 			done ;;
-		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, refused, pyverbs, rping, perf, lat)" ;;
+		lat_hist) lat_hist_test 300 ;;
+		*) notok "KIWI_DP_ONLY: no test '$t' (imm, atomic, mw, reconnect, ring, counters, attrs, hw, markers, markers_smoke, refused, pyverbs, rping, perf, lat, lat_hist)" ;;
 		esac
 	done
 	tap_end
@@ -710,9 +754,10 @@ rping_test kiwi-ipv6 fd91::2 4096 "$((COUNT / 4))"
 for t in ib_write_bw ib_read_bw ib_send_bw; do
 	perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $t -s 65536
 done
-for t in ib_write_lat ib_read_lat ib_send_lat; do
+for t in ib_write_lat ib_read_lat; do
 	perf_test kiwi kiwi1 kiwi0 $SRV "$ITERS" $t -s 8
 done
+lat_hist_test "$ITERS"
 ring_conn_test
 imm_conn_test
 atomic_conn_test
