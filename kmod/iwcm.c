@@ -42,6 +42,8 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (!ep)
 		return -ENOMEM;
 	ep->initiator = true;
+	ep->local = id->m_local_addr;	/* the port may change: see below */
+	ep->remote = id->m_remote_addr;
 	ep->crc = READ_ONCE(kiwi_crc_default);
 	ep->large = READ_ONCE(kiwi_large_fpdu);
 	ep->mk_rx = kiwi_mk_request(true);
@@ -74,11 +76,12 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ep->qp = qp;
 	kiwi_cm_id_set(ep, id);
 	kiwi_sk_assoc(ep, sock);
-	ep->remote = id->m_remote_addr;
 	kiwi_ep_arm_timer(ep);
 	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?
 			    sizeof(struct sockaddr_in) :
 			    sizeof(struct sockaddr_in6), O_NONBLOCK);
+	/* For the log: TCP has picked the port if kiwi_active_sock() left it. */
+	kernel_getsockname(sock, (struct sockaddr *)&ep->local);
 	kiwi_ep_event(ep, "connect", rv == -EINPROGRESS ? 0 : rv);
 	if (rv && rv != -EINPROGRESS) {
 		/* The error is iw_connect's: no CONNECT_REPLY follows. */
@@ -223,6 +226,7 @@ int kiwi_create_listen(struct iw_cm_id *id, int backlog)
 		sock_release(sock);
 		return -ENOMEM;
 	}
+	ep->local = laddr;
 	mutex_lock(&ep->lock);
 	/* As in kiwi_connect(): refused only if the device went meanwhile. */
 	if (kiwi_ep_next(ep, KIWI_EPE_LISTEN) < 0) {

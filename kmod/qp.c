@@ -64,9 +64,8 @@ static void kiwi_qp_state_event(struct kiwi_qp *qp, enum kiwi_qp_event ev,
 		return;
 	trace_kiwi_qp_state(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			    from, to, ev);
-	ibdev_dbg(qp->ibqp.device, "QP %u: %s -> %s on %s\n", qp->ibqp.qp_num,
-		  kiwi_qp_state_name(from), kiwi_qp_state_name(to),
-		  kiwi_qp_event_name(ev));
+	kiwi_qp_dbg(qp, "%s -> %s on %s\n", kiwi_qp_state_name(from),
+		    kiwi_qp_state_name(to), kiwi_qp_event_name(ev));
 }
 
 /*
@@ -76,9 +75,8 @@ static void kiwi_qp_state_event(struct kiwi_qp *qp, enum kiwi_qp_event ev,
 static void kiwi_qp_refused(struct kiwi_qp *qp, unsigned int ev, int state)
 {
 	kiwi_qp_stat_add(qp, KIWI_STAT_QP_BAD_TRANSITION, 1);
-	ibdev_dbg(qp->ibqp.device, "QP %u: %s refused in %s\n",
-		  qp->ibqp.qp_num, kiwi_qp_event_name(ev),
-		  kiwi_qp_state_name(state));
+	kiwi_qp_dbg(qp, "%s refused in %s\n", kiwi_qp_event_name(ev),
+		    kiwi_qp_state_name(state));
 }
 
 /*

@@ -88,14 +88,16 @@ has_line() {
 	return 1
 }
 
-# check_term EXPECT: the TERMINATE kiwi logged on each side.  EXPECT is
+# check_term EXPECT: the TERMINATE kiwi logged on each side, each line
+# naming its device (the responder's kiwi1, the requester's kiwi0) and
+# QP.  EXPECT is
 # "SIDE OP LAYER TYPE CODE": SIDE (srv or cli) detected the error in a
 # received message of opcode OP and logged "terminating stream" (OP "-":
 # detected locally, not logged); the other side logged "peer TERMINATE".
 # LAYER TYPE CODE are extended regexps.  "-": no TERMINATE at all.
 # Sets TERM_WHY on failure.
 check_term() {
-	local exp=$1 side op l t c det rcv dq rq
+	local exp=$1 side op l t c det rcv dq rq dd rd
 	TERM_WHY=
 	if [ "$exp" = - ]; then
 		has_line 'TERMINATE|terminating stream' &&
@@ -106,17 +108,17 @@ check_term() {
 	qpn_of "$TMPD/srv"; local sq=$QPN
 	qpn_of "$TMPD/cli"; local cq=$QPN
 	if [ "$side" = srv ]; then
-		det=responder rcv=requester dq=$sq rq=$cq
+		det=responder rcv=requester dq=$sq rq=$cq dd=kiwi1 rd=kiwi0
 	else
-		det=requester rcv=responder dq=$cq rq=$sq
+		det=requester rcv=responder dq=$cq rq=$sq dd=kiwi0 rd=kiwi1
 	fi
 	if [ "$op" != - ] &&
-	   ! has_line "kiwi: QP $dq: terminating stream: op $op layer $l type $t code $c "; then
-		TERM_WHY="no 'QP $dq: terminating stream: op $op layer $l type $t code $c' ($det)"
+	   ! has_line "$dd: QP $dq: terminating stream: op $op layer $l type $t code $c "; then
+		TERM_WHY="no '$dd: QP $dq: terminating stream: op $op layer $l type $t code $c' ($det)"
 		return
 	fi
-	has_line "kiwi: QP $rq: peer TERMINATE layer $l type $t code $c\$" ||
-		TERM_WHY="no 'QP $rq: peer TERMINATE layer $l type $t code $c' ($rcv)"
+	has_line "$rd: QP $rq: peer TERMINATE layer $l type $t code $c\$" ||
+		TERM_WHY="no '$rd: QP $rq: peer TERMINATE layer $l type $t code $c' ($rcv)"
 }
 
 # show FILE [all]: an iwerr output as TAP diagnostics: its summary line,
@@ -189,7 +191,7 @@ run_case() {
 	show "$TMPD/cli"
 	show "$TMPD/srv"
 	for l in "${NEWLOG[@]}"; do
-		[[ $l =~ kiwi:\ QP\ [0-9]+:\ (terminating|peer\ TERMINATE) ]] &&
+		[[ $l =~ kiwi[01]:\ QP\ [0-9]+:\ (terminating|peer\ TERMINATE) ]] &&
 			echo "# dmesg: ${l#\[*\] }"
 	done
 	t0=$(( ($(usecs) - t0) / 100000 ))
