@@ -688,6 +688,9 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 			       send_rtr, !ep->initiator);
 	if (rv)
 		return rv;
+	kiwi_ep_dbg(ep, "MPA rev %u agreed: CRC %d, markers to peer %d from peer %d, large FPDUs %d, IRD %u ORD %u, RTR %#x\n",
+		    ep->mpa.rev, ep->crc, ep->mk_tx, ep->mk_rx, ep->large,
+		    ep->qp->ird, ep->qp->ord, ep->rtr);
 
 	/* Hand data delivery to the QP's receive path. */
 	write_lock_bh(&sk->sk_callback_lock);
@@ -840,6 +843,8 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 		 * offered: peer-to-peer only if we asked for it.
 		 */
 		if (m->p2p && (hweight16(m->rtr) != 1 || !(m->rtr & ep->rtr))) {
+			kiwi_ep_dbg(ep, "MPA reply refused: RTR %#x chosen, %#x offered\n",
+				    m->rtr, ep->rtr);
 			kiwi_ep_do(ep, KIWI_EPE_MPA_REPLY_BAD, -ECONNREFUSED,
 				   NULL, 0);
 			return;
@@ -1166,6 +1171,7 @@ static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
 	 */
 	if (time_before(jiffies, READ_ONCE(ep->timer_due)))
 		return;
+	kiwi_ep_dbg(ep, "timer expired in %s\n", kiwi_ep_state_name(ep->state));
 	kiwi_ep_do(ep, KIWI_EPE_TIMEOUT,
 		   act & KIWI_EPA_FAIL_CONNECT ? -ETIMEDOUT : 0, NULL, 0);
 }
