@@ -287,11 +287,6 @@ struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
 
 /* ---- the state machine's one writer ---- */
 
-static u32 kiwi_ep_qpn(const struct kiwi_ep *ep)
-{
-	return ep->qp ? ep->qp->ibqp.qp_num : 0;
-}
-
 /*
  * @ep went from @from to @to on @ev: the kiwi_ep_state tracepoint and,
  * with dynamic debug on (module kiwi +p), a kernel log line.
@@ -301,9 +296,8 @@ static void kiwi_ep_state_event(struct kiwi_ep *ep, enum kiwi_ep_event ev,
 {
 	trace_kiwi_ep_state(dev_name(&ep->kdev->ibdev.dev), ep,
 			    kiwi_ep_qpn(ep), from, to, ev);
-	ibdev_dbg(&ep->kdev->ibdev, "ep %p: %s -> %s on %s\n", ep,
-		  kiwi_ep_state_name(from), kiwi_ep_state_name(to),
-		  kiwi_ep_event_name(ev));
+	kiwi_ep_dbg(ep, "%s -> %s on %s\n", kiwi_ep_state_name(from),
+		    kiwi_ep_state_name(to), kiwi_ep_event_name(ev));
 }
 
 /*
@@ -316,8 +310,8 @@ static void kiwi_ep_refused(struct kiwi_ep *ep, enum kiwi_ep_event ev)
 	kiwi_stat_add(ep->kdev, KIWI_STAT_CM_BAD_TRANSITION, 1);
 	trace_kiwi_ep_refused(dev_name(&ep->kdev->ibdev.dev), ep,
 			      kiwi_ep_qpn(ep), ep->state, ev);
-	ibdev_dbg(&ep->kdev->ibdev, "ep %p: %s refused in %s\n", ep,
-		  kiwi_ep_event_name(ev), kiwi_ep_state_name(ep->state));
+	kiwi_ep_dbg(ep, "%s refused in %s\n", kiwi_ep_event_name(ev),
+		    kiwi_ep_state_name(ep->state));
 }
 
 /*
@@ -532,6 +526,9 @@ void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 	kiwi_ep_put(ep);
 }
 
+/* kiwi_log_addr()'s stand-in for an address not known (cm.h). */
+const struct sockaddr_storage kiwi_no_addr = { .ss_family = AF_INET };
+
 /*
  * A connection management event: the kiwi_cm tracepoint and, with
  * dynamic debug on, a kernel log line.  @ep is open, so its device is.
@@ -552,8 +549,7 @@ void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
 	}
 	trace_kiwi_cm(dev_name(&ep->kdev->ibdev.dev), ep, qpn, what, status,
 		      &l, &r);
-	ibdev_dbg(&ep->kdev->ibdev, "ep %p QP %u: %s (%d) %pISpc -> %pISpc\n",
-		  ep, qpn, what, status, &l, &r);
+	kiwi_ep_dbg(ep, "%s (%d)\n", what, status);
 }
 
 /* ---- upcalls to the iw_cm ---- */
@@ -692,6 +688,9 @@ int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr)
 			       send_rtr, !ep->initiator);
 	if (rv)
 		return rv;
+	kiwi_ep_dbg(ep, "MPA rev %u agreed: CRC %d, markers to peer %d from peer %d, large FPDUs %d, IRD %u ORD %u, RTR %#x\n",
+		    ep->mpa.rev, ep->crc, ep->mk_tx, ep->mk_rx, ep->large,
+		    ep->qp->ird, ep->qp->ord, ep->rtr);
 
 	/* Hand data delivery to the QP's receive path. */
 	write_lock_bh(&sk->sk_callback_lock);
@@ -844,6 +843,8 @@ static void kiwi_active_reply(struct kiwi_ep *ep)
 		 * offered: peer-to-peer only if we asked for it.
 		 */
 		if (m->p2p && (hweight16(m->rtr) != 1 || !(m->rtr & ep->rtr))) {
+			kiwi_ep_dbg(ep, "MPA reply refused: RTR %#x chosen, %#x offered\n",
+				    m->rtr, ep->rtr);
 			kiwi_ep_do(ep, KIWI_EPE_MPA_REPLY_BAD, -ECONNREFUSED,
 				   NULL, 0);
 			return;
@@ -1022,6 +1023,8 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 		}
 		tcp_sock_set_nodelay(ns->sk);	/* buffers: inherited */
 		kiwi_sk_defaults(l, ns->sk);
+		ep->remote = peer;
+		kernel_getsockname(ns, (struct sockaddr *)&ep->local);
 		/*
 		 * The child's lock under its listener's, against the order
 		 * kiwi_passive_request() keeps: safe while the child is
@@ -1041,7 +1044,6 @@ static void kiwi_listen_accept(struct kiwi_ep *l)
 		}
 		kiwi_ep_get(l);
 		ep->listener = l;
-		ep->remote = peer;
 		WRITE_ONCE(ep->half_open, true);
 		kiwi_sk_assoc(ep, ns);
 		kiwi_sock_clamp(ep);
@@ -1169,6 +1171,7 @@ static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
 	 */
 	if (time_before(jiffies, READ_ONCE(ep->timer_due)))
 		return;
+	kiwi_ep_dbg(ep, "timer expired in %s\n", kiwi_ep_state_name(ep->state));
 	kiwi_ep_do(ep, KIWI_EPE_TIMEOUT,
 		   act & KIWI_EPA_FAIL_CONNECT ? -ETIMEDOUT : 0, NULL, 0);
 }

@@ -80,6 +80,7 @@ struct kiwi_ep {
 	u32 req_id;			/* passive: its kiwi_req_xa cookie */
 	/* the peer: connected to (active) or accepted from (passive) */
 	struct sockaddr_storage remote;
+	struct sockaddr_storage local;	/* ours (for the log) */
 	bool got_first;			/* passive: the first MPA byte came */
 	u8 rtr_nudges;			/* RTR repeats sent (kiwi_ep_nudge()) */
 	unsigned long timer_due;	/* jiffies: the timer's current deadline */
@@ -90,6 +91,32 @@ struct kiwi_ep {
 	void (*saved_state_change)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
 };
+
+/* The endpoint's QP number, 0 while none is bound. */
+static inline u32 kiwi_ep_qpn(const struct kiwi_ep *ep)
+{
+	return ep->qp ? ep->qp->ibqp.qp_num : 0;
+}
+
+/* An address not (yet) known, for the log: 0.0.0.0:0. */
+extern const struct sockaddr_storage kiwi_no_addr;
+
+static inline const struct sockaddr_storage *
+kiwi_log_addr(const struct sockaddr_storage *a)
+{
+	return a->ss_family ? a : &kiwi_no_addr;
+}
+
+/*
+ * kiwi_qp_dbg() (kiwi.h) for an endpoint: named by what a user can
+ * match with ss(8) and rdma(8) -- our address, the peer's, the QP
+ * bound (0: none yet) -- as in "kiwi1: ep 10.91.0.2:7301 ->
+ * 10.91.0.1:40952 QP 3: kiwi_accept_locked: ...".
+ */
+#define kiwi_ep_dbg(ep, fmt, ...)					\
+	ibdev_dbg(&(ep)->kdev->ibdev, "ep %pISpc -> %pISpc QP %u: %s: " fmt, \
+		  kiwi_log_addr(&(ep)->local), kiwi_log_addr(&(ep)->remote), \
+		  kiwi_ep_qpn(ep), __func__, ##__VA_ARGS__)
 
 /* cm.c: endpoints and their state machine */
 struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev);

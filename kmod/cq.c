@@ -60,14 +60,22 @@ static int kiwi_create_cq_udata(struct ib_cq *ibcq,
 	struct kiwi_cq *cq = to_kcq(ibcq);
 	int rv;
 
-	if (attr->flags)
+	if (attr->flags) {
+		kiwi_dev_dbg(kdev, "CQ flags %#x not supported\n", attr->flags);
 		return -EOPNOTSUPP;
-	if (attr->cqe <= 0 || attr->cqe > kdev->lim.max_cqe)
+	}
+	if (attr->cqe <= 0 || attr->cqe > kdev->lim.max_cqe ||
+	    attr->comp_vector >= ibcq->device->num_comp_vectors) {
+		kiwi_dev_dbg(kdev, "CQ of %d entries, vector %u: 1 to %u entries, vectors below %d\n",
+			     attr->cqe, attr->comp_vector, kdev->lim.max_cqe,
+			     ibcq->device->num_comp_vectors);
 		return -EINVAL;
-	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
-		return -EINVAL;
-	if (!kiwi_res_get(&kdev->num_cq, kdev->lim.max_cq))
+	}
+	if (!kiwi_res_get(&kdev->num_cq, kdev->lim.max_cq)) {
+		kiwi_dev_dbg(kdev, "max_cq (%u) CQs exist already\n",
+			     kdev->lim.max_cq);
 		return -ENOMEM;
+	}
 
 	spin_lock_init(&cq->lock);
 	cq->size = kiwi_cq_slots(attr->cqe);

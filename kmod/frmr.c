@@ -23,10 +23,15 @@ struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	struct kiwi_mem *mem;
 	struct kiwi_mr *mr;
 
-	if (type != IB_MR_TYPE_MEM_REG)
+	if (type != IB_MR_TYPE_MEM_REG) {
+		kiwi_dev_dbg(kdev, "MR type %d: IB_MR_TYPE_MEM_REG only\n", type);
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!max_num_sg || max_num_sg > KIWI_MAX_FRMR_PAGES)
+	}
+	if (!max_num_sg || max_num_sg > KIWI_MAX_FRMR_PAGES) {
+		kiwi_dev_dbg(kdev, "fast-register MR of %u pages: 1 to %u\n",
+			     max_num_sg, KIWI_MAX_FRMR_PAGES);
 		return ERR_PTR(-EINVAL);
+	}
 
 	mem = kiwi_mem_alloc(kdev, ibpd, 0);
 	if (IS_ERR(mem))
@@ -73,10 +78,36 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	 * as ib_iser posts them) and copies into it read pages.  REG_MR,
 	 * refused while the region is valid, takes the list over.
 	 */
-	if (ibmr->page_size != PAGE_SIZE)
+	if (ibmr->page_size != PAGE_SIZE) {
+		kiwi_dev_dbg(mem->kdev, "MR %#x: page size %u, only %lu\n",
+			     mem->stag, ibmr->page_size, PAGE_SIZE);
 		return -EINVAL;
+	}
 	mem->map_npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
+}
+
+/* Under mem->lock: why IB_WR_REG_MR by @qp may not register @mem, or NULL. */
+static const char *kiwi_fast_reg_why(struct kiwi_mem *mem, struct kiwi_qp *qp,
+				     int access)
+{
+	struct ib_mr *ibmr = mem->ibmr;
+
+	if (!mem->frmr)
+		return "not a fast-register MR";
+	if (mem->pd != qp->ibqp.pd)
+		return "of another PD";
+	if (mem->valid)
+		return "still valid";
+	if (access & ~KIWI_ACCESS_SUPPORTED)
+		return "access bits not supported";
+	if (ibmr->page_size != PAGE_SIZE)
+		return "page size not PAGE_SIZE";
+	if (ibmr->iova + ibmr->length < ibmr->iova ||
+	    PAGE_ALIGN(ibmr->iova + ibmr->length) - (ibmr->iova & PAGE_MASK) >
+	    (u64)mem->map_npages << PAGE_SHIFT)
+		return "range beyond the pages mapped";
+	return NULL;
 }
 
 /*
@@ -91,18 +122,20 @@ int kiwi_mem_fast_reg(struct kiwi_qp *qp, u32 stag, u32 key, int access)
 	struct kiwi_mem *mem = kiwi_mem_lookup(qp->kdev, stag, false);
 	unsigned long flags;
 	struct ib_mr *ibmr;
+	const char *why;
 	int rv = -EINVAL;
 
-	if (!mem)
+	if (!mem) {
+		kiwi_qp_dbg(qp, "REG_MR of STag %#x refused: no such MR\n", stag);
 		return rv;
+	}
 	ibmr = mem->ibmr;
 	write_lock_irqsave(&mem->lock, flags);
-	if (!mem->frmr || mem->pd != qp->ibqp.pd || mem->valid ||
-	    (access & ~KIWI_ACCESS_SUPPORTED) || ibmr->page_size != PAGE_SIZE ||
-	    ibmr->iova + ibmr->length < ibmr->iova ||
-	    PAGE_ALIGN(ibmr->iova + ibmr->length) - (ibmr->iova & PAGE_MASK) >
-	    (u64)mem->map_npages << PAGE_SHIFT)
+	why = kiwi_fast_reg_why(mem, qp, access);
+	if (why) {
+		kiwi_qp_dbg(qp, "REG_MR of STag %#x refused: %s\n", stag, why);
 		goto out;
+	}
 	/* Invalid: no copy reads pages now (see kiwi_map_mr_sg). */
 	memcpy(mem->pages, mem->map_pages,
 	       mem->map_npages * sizeof(*mem->pages));

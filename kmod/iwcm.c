@@ -28,13 +28,22 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	struct socket *sock;
 	int rv;
 
-	if (param->private_data_len > KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2))
+	if (param->private_data_len >
+	    KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2) ||
+	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD) {
+		kiwi_dev_dbg(kdev, "connect to %pISpc refused: private data %u bytes (at most %zu), IRD %u ORD %u (at most %u, %u)\n",
+			     raddr, param->private_data_len,
+			     KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2),
+			     param->ird, param->ord, KIWI_MAX_IRD,
+			     KIWI_MAX_ORD);
 		return -EINVAL;
-	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
-		return -EINVAL;
+	}
 	qp = kiwi_cm_qp(id, param->qpn);
-	if (!qp)
+	if (!qp) {
+		kiwi_dev_dbg(kdev, "connect to %pISpc refused: no QP %u of the caller's\n",
+			     raddr, param->qpn);
 		return -EINVAL;
+	}
 	if (raddr->sa_family != id->m_local_addr.ss_family)
 		return -EAFNOSUPPORT;
 
@@ -42,6 +51,8 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (!ep)
 		return -ENOMEM;
 	ep->initiator = true;
+	ep->local = id->m_local_addr;	/* the port may change: see below */
+	ep->remote = id->m_remote_addr;
 	ep->crc = READ_ONCE(kiwi_crc_default);
 	ep->large = READ_ONCE(kiwi_large_fpdu);
 	ep->mk_rx = kiwi_mk_request(true);
@@ -74,11 +85,12 @@ int kiwi_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	ep->qp = qp;
 	kiwi_cm_id_set(ep, id);
 	kiwi_sk_assoc(ep, sock);
-	ep->remote = id->m_remote_addr;
 	kiwi_ep_arm_timer(ep);
 	rv = kernel_connect(sock, raddr, raddr->sa_family == AF_INET ?
 			    sizeof(struct sockaddr_in) :
 			    sizeof(struct sockaddr_in6), O_NONBLOCK);
+	/* For the log: TCP has picked the port if kiwi_active_sock() left it. */
+	kernel_getsockname(sock, (struct sockaddr *)&ep->local);
 	kiwi_ep_event(ep, "connect", rv == -EINPROGRESS ? 0 : rv);
 	if (rv && rv != -EINPROGRESS) {
 		/* The error is iw_connect's: no CONNECT_REPLY follows. */
@@ -115,15 +127,27 @@ static int kiwi_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *id,
 	int rv;
 
 	lockdep_assert_held(&ep->lock);
-	if (ep->state != KIWI_EP_RECVD_REQ || !ep->sock)
+	if (ep->state != KIWI_EP_RECVD_REQ || !ep->sock) {
+		kiwi_ep_dbg(ep, "accept refused: connection gone (%s)\n",
+			    kiwi_ep_state_name(ep->state));
 		return -ECONNRESET;
+	}
 	if (param->private_data_len >
 	    KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2) ||
-	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
+	    param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD) {
+		kiwi_ep_dbg(ep, "accept refused: private data %u bytes (at most %zu), IRD %u ORD %u (at most %u, %u)\n",
+			    param->private_data_len,
+			    KIWI_MPA_MAX_PD - sizeof(struct kiwi_mpa_v2),
+			    param->ird, param->ord, KIWI_MAX_IRD, KIWI_MAX_ORD);
 		return -EINVAL;
+	}
 	qp = kiwi_cm_qp(id, param->qpn);
-	if (!qp || qp->ep)
+	if (!qp || qp->ep) {
+		kiwi_ep_dbg(ep, "accept refused: QP %u %s\n", param->qpn,
+			    qp ? "bound to another connection" :
+				 "not the caller's");
 		return -EINVAL;
+	}
 
 	/* Our ORD may not exceed what the initiator can serve. */
 	ep->ird = param->ird;
@@ -131,8 +155,12 @@ static int kiwi_accept_locked(struct kiwi_ep *ep, struct iw_cm_id *id,
 				     param->ord;
 	ep->rtr = ep->mpa.p2p ?
 		  kiwi_pick_rtr(ep->mpa.rtr & READ_ONCE(kiwi_rtr_kinds)) : 0;
-	if (ep->mpa.p2p && !ep->rtr)
-		return -EOPNOTSUPP;	/* peer-to-peer without an RTR kind */
+	if (ep->mpa.p2p && !ep->rtr) {
+		/* peer-to-peer without an RTR kind */
+		kiwi_ep_dbg(ep, "accept refused: RTR kinds offered %#x, p2p_rtr allows %#x\n",
+			    ep->mpa.rtr, READ_ONCE(kiwi_rtr_kinds));
+		return -EOPNOTSUPP;
+	}
 	kiwi_qp_get(&qp->ibqp);
 	ep->qp = qp;
 	kiwi_cm_id_set(ep, id);
@@ -223,6 +251,7 @@ int kiwi_create_listen(struct iw_cm_id *id, int backlog)
 		sock_release(sock);
 		return -ENOMEM;
 	}
+	ep->local = laddr;
 	mutex_lock(&ep->lock);
 	/* As in kiwi_connect(): refused only if the device went meanwhile. */
 	if (kiwi_ep_next(ep, KIWI_EPE_LISTEN) < 0) {

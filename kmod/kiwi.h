@@ -668,6 +668,22 @@ static inline enum ib_qp_state kiwi_qp_ib_state(const struct kiwi_qp *qp)
 }
 
 /*
+ * A decision about @qp for the kernel log, with dynamic debug on (module
+ * kiwi +p): "kiwi0: QP 5: kiwi_modify_qp: ...", the device, the QP and
+ * the function first.  Off, it costs a static branch, and the arguments
+ * are not evaluated: not for the data path's normal course, only for
+ * refusals, errors, timeouts and state changes.  The endpoint's own is
+ * kiwi_ep_dbg() (cm.h).
+ */
+#define kiwi_qp_dbg(qp, fmt, ...)					\
+	ibdev_dbg((qp)->ibqp.device, "QP %u: %s: " fmt,			\
+		  (qp)->ibqp.qp_num, __func__, ##__VA_ARGS__)
+
+/* The same for @kdev, where no object has a name yet (a create refused). */
+#define kiwi_dev_dbg(kdev, fmt, ...)					\
+	ibdev_dbg(&(kdev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
+
+/*
  * Send ring opcodes only kernel consumers may use (their WRs are encoded
  * into the same ring format as user WQEs, above the user opcode range):
  * READ with local invalidate; LOCAL_INV (inv_rkey: the STag); REG_MR

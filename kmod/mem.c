@@ -68,8 +68,11 @@ struct kiwi_mem *kiwi_mem_alloc(struct kiwi_device *kdev, struct ib_pd *pd,
 	u32 idx, next;
 	int rv;
 
-	if (!kiwi_res_get(&kdev->num_mr, kdev->lim.max_mr))
+	if (!kiwi_res_get(&kdev->num_mr, kdev->lim.max_mr)) {
+		kiwi_dev_dbg(kdev, "max_mr (%u) regions and windows exist already\n",
+			     kdev->lim.max_mr);
 		return ERR_PTR(-ENOMEM);
+	}
 
 	mem = kzalloc(sizeof(*mem), GFP_KERNEL_ACCOUNT);
 	if (!mem) {
@@ -258,13 +261,16 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	struct kiwi_mr *mr;
 	int rv;
 
-	if (!len || len > kdev->ibdev.attrs.max_mr_size)
-		return ERR_PTR(-EINVAL);
-	if (access & ~KIWI_ACCESS_SUPPORTED)
-		return ERR_PTR(-EINVAL);
 	/* The page array is indexed by page distance from iova. */
-	if ((start ^ iova) & ~PAGE_MASK || iova + len < iova)
+	if (!len || len > kdev->ibdev.attrs.max_mr_size ||
+	    (access & ~KIWI_ACCESS_SUPPORTED) ||
+	    (start ^ iova) & ~PAGE_MASK || iova + len < iova) {
+		kiwi_dev_dbg(kdev, "MR of %llu bytes at %#llx, iova %#llx, access %#x: length 1 to %llu, access bits %#x, same page offset, no wrap\n",
+			     len, start, iova, access,
+			     kdev->ibdev.attrs.max_mr_size,
+			     KIWI_ACCESS_SUPPORTED);
 		return ERR_PTR(-EINVAL);
+	}
 
 	mem = kiwi_mem_alloc(kdev, ibpd, access);
 	if (IS_ERR(mem))
@@ -273,8 +279,11 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	mem->len = len;
 
 	rv = kiwi_mem_pin(mem, start, len);
-	if (rv)
+	if (rv) {
+		kiwi_dev_dbg(kdev, "MR of %llu bytes at %#llx: pinning failed (%d)\n",
+			     len, start, rv);
 		goto err;
+	}
 
 	mr = kiwi_mr_create(mem);
 	if (!mr) {
@@ -307,8 +316,11 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (!busy)
 		kiwi_mem_set_valid(mem, false);
 	write_unlock_irqrestore(&mem->lock, flags);
-	if (busy)
+	if (busy) {
+		kiwi_dev_dbg(mem->kdev, "MR %#x: memory windows still bound to it\n",
+			     mem->stag);
 		return -EBUSY;
+	}
 	kiwi_mem_destroy(mem);
 	kfree(mr);
 	return 0;

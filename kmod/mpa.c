@@ -172,6 +172,23 @@ int kiwi_mpa_send(struct kiwi_ep *ep, bool req, u8 flags,
 	return kiwi_send_all(ep->sock, iov, n, sizeof(rr) + total);
 }
 
+/* Why kiwi_mpa_parse() refused a frame, for the log. */
+static const char *kiwi_mpa_why(enum kiwi_mpa_err err)
+{
+	switch (err) {
+	case KIWI_MPA_BAD_KEY:
+		return "wrong key";
+	case KIWI_MPA_BAD_REV:
+		return "unknown revision";
+	case KIWI_MPA_BAD_PD_LEN:
+		return "private data too long";
+	case KIWI_MPA_BAD_ENH:
+		return "enhanced flag without RFC 6581 data";
+	default:
+		return "?";
+	}
+}
+
 /*
  * Read (more of) an MPA request or reply without blocking.  Returns 1
  * when complete, 0 when more data is needed, or a negative error; a
@@ -182,6 +199,7 @@ int kiwi_mpa_recv(struct kiwi_ep *ep, bool req)
 	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
 	const struct kiwi_mpa_rr *rr = (void *)ep->mpa_buf;
 	u32 want = sizeof(*rr);
+	enum kiwi_mpa_err err;
 	struct kvec iov;
 	int rv;
 
@@ -198,14 +216,24 @@ int kiwi_mpa_recv(struct kiwi_ep *ep, bool req)
 			return rv ? rv : -ECONNRESET;
 		ep->mpa_got += rv;
 		if (ep->mpa_got == sizeof(*rr)) {
-			if (be16_to_cpu(rr->pd_len) > KIWI_MPA_MAX_PD)
+			if (be16_to_cpu(rr->pd_len) > KIWI_MPA_MAX_PD) {
+				kiwi_ep_dbg(ep, "MPA %s refused: %u bytes of private data, at most %u\n",
+					    req ? "request" : "reply",
+					    be16_to_cpu(rr->pd_len),
+					    KIWI_MPA_MAX_PD);
 				return -EPROTO;
+			}
 			want += be16_to_cpu(rr->pd_len);
 		}
 	}
-	if (kiwi_mpa_parse(rr, ep->mpa_buf + sizeof(*rr),
-			   ep->mpa_got - sizeof(*rr), req, &ep->mpa))
+	err = kiwi_mpa_parse(rr, ep->mpa_buf + sizeof(*rr),
+			     ep->mpa_got - sizeof(*rr), req, &ep->mpa);
+	if (err) {
+		kiwi_ep_dbg(ep, "MPA %s refused: %s (revision %u, flags %#x)\n",
+			    req ? "request" : "reply", kiwi_mpa_why(err),
+			    rr->rev, rr->flags);
 		return -EPROTO;
+	}
 	return 1;
 }
 

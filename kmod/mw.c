@@ -46,8 +46,11 @@ int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag)
 	unsigned long flags;
 	int rv = -EINVAL;
 
-	if (!mem)
+	if (!mem) {
+		kiwi_qp_dbg(qp, "invalidate of STag %#x refused: no such STag\n",
+			    stag);
 		return rv;
+	}
 	write_lock_irqsave(&mem->lock, flags);
 	if (mem->frmr && mem->pd == qp->ibqp.pd && mem->valid) {
 		kiwi_mem_set_valid(mem, false);
@@ -58,6 +61,11 @@ int kiwi_mem_invalidate(struct kiwi_qp *qp, u32 stag)
 		rv = 0;
 	}
 	write_unlock_irqrestore(&mem->lock, flags);
+	if (rv)
+		kiwi_qp_dbg(qp, "invalidate of STag %#x refused: FRMR %d, window type %u, valid %d, same PD %d, window of this QP %d\n",
+			    stag, mem->frmr, mem->mw_type, mem->valid,
+			    mem->pd == qp->ibqp.pd, mem->mw_type &&
+			    mem->qp_token == READ_ONCE(qp->mw_token));
 	kiwi_mw_put_parent(parent);
 	kiwi_mem_put(mem);
 	return rv;
@@ -68,8 +76,10 @@ int kiwi_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	struct kiwi_device *kdev = to_kdev(ibmw->device);
 	struct kiwi_mem *mem;
 
-	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2) {
+		kiwi_dev_dbg(kdev, "window type %d: 1 or 2 only\n", ibmw->type);
 		return -EINVAL;
+	}
 	mem = kiwi_mem_alloc(kdev, ibmw->pd, 0);
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);
@@ -206,20 +216,33 @@ int kiwi_mem_bind_mw(struct kiwi_qp *qp, const struct kiwi_bind *b)
 	unsigned long flags;
 	int rv = -EINVAL;
 
-	if (!mw)
+	if (!mw) {
+		kiwi_qp_dbg(qp, "bind of window %#x refused: no such window\n",
+			    b->mw_stag);
 		return rv;
-	if (!kiwi_mw_bind_ok(mw, qp, b))
+	}
+	if (!kiwi_mw_bind_ok(mw, qp, b)) {
+		kiwi_qp_dbg(qp, "bind of window %#x refused: window type %u, same PD %d, zero-based %d, length %llu\n",
+			    b->mw_stag, mw->mw_type, mw->pd == qp->ibqp.pd,
+			    !!(b->access & IB_ZERO_BASED), b->len);
 		goto out;
+	}
 	if (b->len) {
 		mr = kiwi_mw_parent_get(qp, b);
-		if (!mr)
+		if (!mr) {
+			kiwi_qp_dbg(qp, "bind of window %#x refused: MR %#x is no valid user MR of the PD with MW_BIND access (and LOCAL_WRITE for a writable window) holding %#llx+%llu\n",
+				    b->mw_stag, b->mr_lkey, b->addr, b->len);
 			goto out;
+		}
 	}
 	write_lock_irqsave(&mw->lock, flags);
 	rv = kiwi_mw_set(mw, qp, b, mr, &old);
 	write_unlock_irqrestore(&mw->lock, flags);
-	if (rv)
+	if (rv) {
+		kiwi_qp_dbg(qp, "bind of window %#x refused: deallocated, a type 2 window still bound, or the key unchanged\n",
+			    b->mw_stag);
 		kiwi_mw_put_parent(mr);
+	}
 	kiwi_mw_put_parent(old);
 out:
 	kiwi_mem_put(mw);

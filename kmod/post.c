@@ -54,13 +54,19 @@ static int kiwi_usqe_inline(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 {
 	u32 i, len = 0;
 
-	if (kiwi_wr_is_read(wr->opcode))
+	if (kiwi_wr_is_read(wr->opcode)) {
+		kiwi_qp_dbg(qp, "WR %#llx: an RDMA READ cannot be inline\n",
+			    wr->wr_id);
 		return -EINVAL;
+	}
 	for (i = 0; i < wr->num_sge; i++) {
 		u32 n = wr->sg_list[i].length;
 
-		if (n > qp->cap.max_inline_data - len)
+		if (n > qp->cap.max_inline_data - len) {
+			kiwi_qp_dbg(qp, "WR %#llx: inline data beyond max_inline_data %u\n",
+				    wr->wr_id, qp->cap.max_inline_data);
 			return -EINVAL;
+		}
 		memcpy(data + len, (void *)(uintptr_t)wr->sg_list[i].addr, n);
 		len += n;
 	}
@@ -78,10 +84,16 @@ static int kiwi_usqe_imm(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 {
 	u32 i, len = 0;
 
-	if (!qp->imm_tx)
+	if (!qp->imm_tx) {
+		kiwi_qp_dbg(qp, "WR %#llx: immediate data, but rfc7306_imm was off when the QP was created\n",
+			    wr->wr_id);
 		return -EOPNOTSUPP;
-	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+	}
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge) {
+		kiwi_qp_dbg(qp, "WR %#llx: %d SGEs, at most %u\n", wr->wr_id,
+			    wr->num_sge, qp->cap.max_send_sge);
 		return -EINVAL;
+	}
 	h->imm_data = be32_to_cpu(wr->ex.imm_data);
 	if (wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
 		h->opcode = KIWI_UWR_RDMA_WRITE_IMM;
@@ -91,8 +103,11 @@ static int kiwi_usqe_imm(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	}
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	if (len)
+	if (len) {
+		kiwi_qp_dbg(qp, "WR %#llx: SEND with immediate data carries no payload (RFC 7306), %u bytes given\n",
+			    wr->wr_id, len);
 		return -EINVAL;
+	}
 	h->opcode = KIWI_UWR_SEND_IMM;
 	return 0;
 }
@@ -110,11 +125,17 @@ static int kiwi_usqe_atomic(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		.compare_add = a->compare_add, .swap = a->swap,
 	};
 
-	if (!qp->atomic)
+	if (!qp->atomic) {
+		kiwi_qp_dbg(qp, "WR %#llx: atomic, but rfc7306_atomics was off when the QP was created\n",
+			    wr->wr_id);
 		return -EOPNOTSUPP;
+	}
 	if (wr->num_sge != 1 || wr->sg_list[0].length != KIWI_ATOMIC_LEN ||
-	    (wr->send_flags & IB_SEND_INLINE))
+	    (wr->send_flags & IB_SEND_INLINE)) {
+		kiwi_qp_dbg(qp, "WR %#llx: an atomic takes one %u-byte SGE, not inline\n",
+			    wr->wr_id, KIWI_ATOMIC_LEN);
 		return -EINVAL;
+	}
 	h->opcode = wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
 		    KIWI_UWR_ATOMIC_CSWAP : KIWI_UWR_ATOMIC_FADD;
 	h->rkey = a->rkey;
@@ -179,11 +200,17 @@ static int kiwi_usqe_from_wr(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		memcpy(w, &h, sizeof(h));
 		return 0;
 	default:
+		kiwi_qp_dbg(qp, "WR %#llx: opcode %u not supported\n",
+			    wr->wr_id, wr->opcode);
 		return -EOPNOTSUPP;
 	}
 	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge ||
-	    (kiwi_wr_is_read(wr->opcode) && wr->num_sge > KIWI_MAX_SGE_RD))
+	    (kiwi_wr_is_read(wr->opcode) && wr->num_sge > KIWI_MAX_SGE_RD)) {
+		kiwi_qp_dbg(qp, "WR %#llx: %d SGEs, at most %u (an RDMA READ: %u)\n",
+			    wr->wr_id, wr->num_sge, qp->cap.max_send_sge,
+			    KIWI_MAX_SGE_RD);
 		return -EINVAL;
+	}
 	if (h.flags & KIWI_UWR_F_INLINE) {
 		rv = kiwi_usqe_inline(qp, wr, &h, w + sizeof(h));
 	} else {
@@ -212,6 +239,8 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return kiwi_qp_doorbell(qp, wr, bad_wr);
 	if (state != KIWI_QP_RTS && state != KIWI_QP_ERROR &&
 	    state != KIWI_QP_TERMINATE) {
+		kiwi_qp_dbg(qp, "WR %#llx: the QP is %s, not connected\n",
+			    wr->wr_id, kiwi_qp_state_name(state));
 		*bad_wr = wr;
 		return -ENOTCONN;
 	}
@@ -220,6 +249,8 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		u32 prod = kiwi_ring_own_prod(r);
 
 		if (prod - qp->sq_head == r->size) {
+			kiwi_qp_dbg(qp, "WR %#llx: send queue full (%u WRs)\n",
+				    wr->wr_id, r->size);
 			rv = -ENOMEM;
 			break;
 		}
@@ -252,6 +283,8 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int rv = 0;
 
 	if (qp->srq || qp->user) {
+		kiwi_qp_dbg(qp, "the QP %s\n", qp->srq ? "uses an SRQ" :
+			    "is a process's: it posts through its ring");
 		*bad_wr = wr;
 		return -EINVAL;
 	}
@@ -264,8 +297,13 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 					    qp->rq_ring.size,
 					    qp->cap.max_recv_sge, wr);
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
-		if (rv)
+		if (rv) {
+			kiwi_qp_dbg(qp, "receive WR %#llx: %s (%d SGEs, at most %u)\n",
+				    wr->wr_id, rv == -ENOMEM ?
+				    "receive queue full" : "too many SGEs",
+				    wr->num_sge, qp->cap.max_recv_sge);
 			break;
+		}
 	}
 	if (rv)
 		*bad_wr = wr;

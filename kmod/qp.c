@@ -64,9 +64,8 @@ static void kiwi_qp_state_event(struct kiwi_qp *qp, enum kiwi_qp_event ev,
 		return;
 	trace_kiwi_qp_state(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			    from, to, ev);
-	ibdev_dbg(qp->ibqp.device, "QP %u: %s -> %s on %s\n", qp->ibqp.qp_num,
-		  kiwi_qp_state_name(from), kiwi_qp_state_name(to),
-		  kiwi_qp_event_name(ev));
+	kiwi_qp_dbg(qp, "%s -> %s on %s\n", kiwi_qp_state_name(from),
+		    kiwi_qp_state_name(to), kiwi_qp_event_name(ev));
 }
 
 /*
@@ -76,9 +75,8 @@ static void kiwi_qp_state_event(struct kiwi_qp *qp, enum kiwi_qp_event ev,
 static void kiwi_qp_refused(struct kiwi_qp *qp, unsigned int ev, int state)
 {
 	kiwi_qp_stat_add(qp, KIWI_STAT_QP_BAD_TRANSITION, 1);
-	ibdev_dbg(qp->ibqp.device, "QP %u: %s refused in %s\n",
-		  qp->ibqp.qp_num, kiwi_qp_event_name(ev),
-		  kiwi_qp_state_name(state));
+	kiwi_qp_dbg(qp, "%s refused in %s\n", kiwi_qp_event_name(ev),
+		    kiwi_qp_state_name(state));
 }
 
 /*
@@ -251,8 +249,11 @@ void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
 	if (kiwi_cq_add(cq, cqe, solicited) != -ENOSPC)
 		return;
 	kiwi_qp_stat_add(qp, KIWI_STAT_CQ_OVERFLOW, 1);
-	if (!xchg(&qp->cq_overflow, true))
+	if (!xchg(&qp->cq_overflow, true)) {
+		kiwi_qp_dbg(qp, "CQ %u full: a completion is lost, the QP fails\n",
+			    cq->ibcq.res.id);
 		kiwi_tx_kick(qp);
+	}
 }
 
 static void kiwi_qp_reset_msn(struct kiwi_qp *qp)
@@ -327,12 +328,19 @@ static void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_qp_event ev,
 	if (act & KIWI_QPA_FLUSH_RQ)
 		kiwi_qp_flush_rq(qp);
 	if (act & KIWI_QPA_SEND_TERM) {
+		kiwi_qp_dbg(qp, "TERMINATE to send: layer %u type %u code 0x%02x\n",
+			    term_ctrl >> KIWI_TERM_LAYER_SHIFT,
+			    (term_ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
+			    (term_ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
 		qp->tx.term_ctrl = term_ctrl;
 		WRITE_ONCE(qp->tx.term_pending, true);
 		kiwi_tx_kick(qp);
 	}
-	if (act & KIWI_QPA_FAIL_WR)
+	if (act & KIWI_QPA_FAIL_WR) {
+		kiwi_qp_dbg(qp, "peer's TERMINATE: the oldest WR sent fails: %s\n",
+			    ib_wc_status_msg(kiwi_term_status(term_ctrl)));
 		kiwi_qp_fail_oldest(qp, kiwi_term_status(term_ctrl));
+	}
 	if (act & KIWI_QPA_FATAL)
 		kiwi_qp_fatal_event(qp);
 	if (act & KIWI_QPA_ABORT)
@@ -472,8 +480,11 @@ static void kiwi_qp_drain(struct kiwi_qp *qp, struct socket *sock)
 	 * socket: the worker wakes tx.idle after releasing tx.mutex.  At
 	 * most a second: a peer that does not read may never take it.
 	 */
-	wait_event_timeout(qp->tx.idle, !READ_ONCE(qp->tx.term_pending) &&
-			   !mutex_is_locked(&qp->tx.mutex), HZ);
+	if (!wait_event_timeout(qp->tx.idle, !READ_ONCE(qp->tx.term_pending) &&
+				!mutex_is_locked(&qp->tx.mutex), HZ))
+		kiwi_qp_dbg(qp, "sender still busy after 1 s%s: socket shut down\n",
+			    READ_ONCE(qp->tx.term_pending) ?
+			    ", TERMINATE unsent" : "");
 	/*
 	 * A sender stuck in TCP for want of room (a peer that stopped
 	 * reading or ACKing: it can last forever) holds tx.mutex: make it
@@ -538,21 +549,33 @@ static int kiwi_qp_check_cap(struct kiwi_device *kdev,
 {
 	struct ib_qp_cap *cap = &attr->cap;
 
-	if (attr->qp_type != IB_QPT_RC)
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags) {
+		kiwi_dev_dbg(kdev, "QP type %d, create flags %#x: RC only, no flags\n",
+			     attr->qp_type, attr->create_flags);
 		return -EOPNOTSUPP;
-	if (attr->create_flags)
-		return -EOPNOTSUPP;
-	if (!attr->send_cq || !attr->recv_cq)
+	}
+	if (!attr->send_cq || !attr->recv_cq) {
+		kiwi_dev_dbg(kdev, "a QP needs a send and a receive CQ\n");
 		return -EINVAL;
+	}
 	if (cap->max_send_wr > kdev->lim.max_qp_wr ||
 	    cap->max_send_sge > KIWI_MAX_SGE ||
-	    cap->max_inline_data > KIWI_MAX_INLINE)
+	    cap->max_inline_data > KIWI_MAX_INLINE) {
+		kiwi_dev_dbg(kdev, "send queue of %u WRs, %u SGEs, %u inline bytes: at most %u, %u, %u\n",
+			     cap->max_send_wr, cap->max_send_sge,
+			     cap->max_inline_data, kdev->lim.max_qp_wr,
+			     KIWI_MAX_SGE, KIWI_MAX_INLINE);
 		return -EINVAL;
+	}
 	if (attr->srq)
 		return 0;
 	if (cap->max_recv_wr > kdev->lim.max_qp_wr ||
-	    cap->max_recv_sge > KIWI_MAX_SGE)
+	    cap->max_recv_sge > KIWI_MAX_SGE) {
+		kiwi_dev_dbg(kdev, "receive queue of %u WRs, %u SGEs: at most %u, %u\n",
+			     cap->max_recv_wr, cap->max_recv_sge,
+			     kdev->lim.max_qp_wr, KIWI_MAX_SGE);
 		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -695,8 +718,11 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = kiwi_qp_check_cap(kdev, attr);
 	if (rv)
 		return rv;
-	if (!kiwi_res_get(&kdev->num_qp, kdev->lim.max_qp))
+	if (!kiwi_res_get(&kdev->num_qp, kdev->lim.max_qp)) {
+		kiwi_dev_dbg(kdev, "max_qp (%u) QPs exist already\n",
+			     kdev->lim.max_qp);
 		return -ENOMEM;
+	}
 
 	qp->kdev = kdev;
 	kref_init(&qp->ref);
@@ -849,24 +875,39 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
+	int known = IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS |
+		    IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_MAX_QP_RD_ATOMIC |
+		    IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_EN_SQD_ASYNC_NOTIFY;
 	int rv = 0;
 
-	if (mask & ~(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS |
-		     IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_MAX_QP_RD_ATOMIC |
-		     IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_EN_SQD_ASYNC_NOTIFY))
+	if (mask & ~known) {
+		kiwi_qp_dbg(qp, "attribute mask %#x: %#x not supported\n",
+			    mask, mask & ~known);
 		return -EOPNOTSUPP;
-	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+	}
+	if ((mask & IB_QP_PORT) && attr->port_num != 1) {
+		kiwi_qp_dbg(qp, "port %u: the device has port 1 only\n",
+			    attr->port_num);
 		return -EINVAL;
+	}
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > KIWI_MAX_ORD)
+	    attr->max_rd_atomic > KIWI_MAX_ORD) {
+		kiwi_qp_dbg(qp, "ORD %u: at most %u\n", attr->max_rd_atomic,
+			    KIWI_MAX_ORD);
 		return -EINVAL;
+	}
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > KIWI_MAX_IRD)
+	    attr->max_dest_rd_atomic > KIWI_MAX_IRD) {
+		kiwi_qp_dbg(qp, "IRD %u: at most %u\n",
+			    attr->max_dest_rd_atomic, KIWI_MAX_IRD);
 		return -EINVAL;
+	}
 
 	mutex_lock(&qp->state_lock);
 	if ((mask & IB_QP_CUR_STATE) &&
 	    attr->cur_qp_state != kiwi_qp_ib_state(qp)) {
+		kiwi_qp_dbg(qp, "cur_qp_state %d given, the QP is in %d (enum ib_qp_state)\n",
+			    attr->cur_qp_state, kiwi_qp_ib_state(qp));
 		rv = -EINVAL;
 		goto out;
 	}

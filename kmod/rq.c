@@ -202,13 +202,23 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct ib_srq_attr *attr = &init->attr;
 	int rv;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC) {
+		kiwi_dev_dbg(kdev, "SRQ type %d: basic only\n",
+			     init->srq_type);
 		return -EOPNOTSUPP;
+	}
 	if (!attr->max_wr || attr->max_wr > kdev->lim.max_srq_wr ||
-	    attr->max_sge > KIWI_MAX_SGE || attr->srq_limit > attr->max_wr)
+	    attr->max_sge > KIWI_MAX_SGE || attr->srq_limit > attr->max_wr) {
+		kiwi_dev_dbg(kdev, "SRQ of %u WRs, %u SGEs, limit %u: 1 to %u WRs, at most %u SGEs, limit at most the WRs\n",
+			     attr->max_wr, attr->max_sge, attr->srq_limit,
+			     kdev->lim.max_srq_wr, KIWI_MAX_SGE);
 		return -EINVAL;
-	if (!kiwi_res_get(&kdev->num_srq, kdev->lim.max_srq))
+	}
+	if (!kiwi_res_get(&kdev->num_srq, kdev->lim.max_srq)) {
+		kiwi_dev_dbg(kdev, "max_srq (%u) SRQs exist already\n",
+			     kdev->lim.max_srq);
 		return -ENOMEM;
+	}
 
 	spin_lock_init(&srq->lock);
 	srq->max_wr = attr->max_wr;

@@ -18,8 +18,6 @@
  * include/kiwi/rxorder.h, which also keeps the message state; a row's
  * begin checks what needs the QP's memory and queues.
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
-
 #include <linux/skbuff.h>
 #include <net/tcp.h>
 
@@ -44,10 +42,11 @@ static void kiwi_rx_drop_refs(struct kiwi_rx *rx)
 /* Stop parsing for good and have the QP send a TERMINATE. */
 static int kiwi_rx_fail(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
 {
-	pr_info_ratelimited("QP %u: terminating stream: op %u layer %u type %u code 0x%02x (ctrl %04x len %u)\n",
-			    qp->ibqp.qp_num, qp->rx.fr.op, layer, etype, ecode,
-			    be16_to_cpu(qp->rx.fr.hdr.ctrl.ddp_rdmap),
-			    be16_to_cpu(qp->rx.fr.hdr.ctrl.mpa_len));
+	ibdev_info_ratelimited(qp->ibqp.device, "QP %u: terminating stream: op %u layer %u type %u code 0x%02x (ctrl %04x len %u)\n",
+			       qp->ibqp.qp_num, qp->rx.fr.op, layer, etype,
+			       ecode,
+			       be16_to_cpu(qp->rx.fr.hdr.ctrl.ddp_rdmap),
+			       be16_to_cpu(qp->rx.fr.hdr.ctrl.mpa_len));
 	kiwi_order_kill(&qp->rx.ord);
 	kiwi_rx_drop_refs(&qp->rx);
 	kiwi_qp_error(qp, layer, etype, ecode);

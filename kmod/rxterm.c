@@ -5,8 +5,6 @@
  * then the verdict logged and the QP failed: the TERMINATE row of
  * rx.c's kiwi_rx_ops[].
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
-
 #include <linux/skbuff.h>
 
 #include "kiwi.h"
@@ -76,15 +74,16 @@ void kiwi_rx_end_term(struct kiwi_qp *qp, enum kiwi_order_end e)
 	};
 
 	kiwi_term_parse(t, rx->term_rest, rx->term_have, rx->term_len, &ti);
-	pr_info_ratelimited("QP %u: peer TERMINATE layer %u type %u code 0x%02x%s\n",
-			    qp->ibqp.qp_num, ti.layer, ti.etype, ti.ecode,
-			    ti.siw_order ? " (fields in Linux siw's bit order)" : "");
+	ibdev_info_ratelimited(qp->ibqp.device, "QP %u: peer TERMINATE layer %u type %u code 0x%02x%s\n",
+			       qp->ibqp.qp_num, ti.layer, ti.etype, ti.ecode,
+			       ti.siw_order ?
+			       " (fields in Linux siw's bit order)" : "");
 	if (ti.why)
-		pr_info_ratelimited("QP %u: peer TERMINATE malformed: %s (control %08x, %u bytes after it)\n",
-				    qp->ibqp.qp_num,
-				    ti.why < ARRAY_SIZE(kiwi_term_whys) ?
-				    kiwi_term_whys[ti.why] : "?",
-				    ti.ctrl, rx->term_len);
+		ibdev_warn_ratelimited(qp->ibqp.device, "QP %u: peer TERMINATE malformed: %s (control %08x, %u bytes after it)\n",
+				       qp->ibqp.qp_num,
+				       ti.why < ARRAY_SIZE(kiwi_term_whys) ?
+				       kiwi_term_whys[ti.why] : "?",
+				       ti.ctrl, rx->term_len);
 	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			     false, ti.ctrl);
 	kiwi_order_kill(&rx->ord);

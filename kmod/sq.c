@@ -554,8 +554,10 @@ static int kiwi_sq_load_next(struct kiwi_qp *qp)
 	for (;;) {
 		u32 posted = kiwi_sq_posted(qp, &sane);
 
-		if (!sane)
+		if (!sane) {
+			kiwi_qp_dbg(qp, "send ring's producer index out of bounds\n");
 			return -EINVAL;
+		}
 		if (posted > qp->sq_tx)
 			break;
 		if (kiwi_sq_go_idle(qp))
@@ -564,6 +566,7 @@ static int kiwi_sq_load_next(struct kiwi_qp *qp)
 	rv = kiwi_sqe_load(qp, idx, &qp->sq_cur, slot);
 	if (rv) {
 		/* Completes with an error once retired; the QP fails. */
+		kiwi_qp_dbg(qp, "WQE %u malformed: LOC_QP_OP_ERR\n", idx);
 		slot->state = KIWI_SQE_DONE;
 		slot->status = IB_WC_LOC_QP_OP_ERR;
 		qp->sq_tx++;

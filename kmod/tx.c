@@ -416,12 +416,16 @@ static void kiwi_tx_disown(struct kiwi_qp *qp)
 /* What a failed send means for the QP. */
 static void kiwi_tx_failed(struct kiwi_qp *qp, int rv)
 {
-	if (rv == -EINVAL)
+	if (rv == -EINVAL) {
 		/* Our own bad source: a local error, report and stop. */
+		kiwi_qp_dbg(qp, "local protection error in a WR: the QP fails\n");
 		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
 			      KIWI_RC_CATASTROPHIC_STREAM);
-	else if (rv)
+	} else if (rv) {
+		kiwi_qp_dbg(qp, "TCP send failed (%d): the stream is lost\n",
+			    rv);
 		kiwi_qp_error(qp, KIWI_TL_LLP, 0, KIWI_LC_TCP_ERR);
+	}
 }
 
 /*

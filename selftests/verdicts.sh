@@ -73,7 +73,7 @@ cat >"$W/clean" <<'EOF'
 [    3.200000] rcu: Hierarchical SRCU implementation.
 [    9.000000] traps: rping[412] trap invalid opcode ip:7f0000001000 sp:7ffd00000000 error:0 in libc.so.6
 [    9.100000] traps: qperf[413] general protection fault ip:7f0000001000 sp:7ffd00000000 error:0 in qperf
-[   12.000000] kiwi: QP 3: terminating stream: op 12 layer 1 type 2 code 0x02 (ctrl 410c len 40)
+[   12.000000] kiwi1: QP 3: terminating stream: op 12 layer 1 type 2 code 0x02 (ctrl 410c len 40)
 EOF
 expect pass "check-dmesg: a clean boot (command line, sanitizer banners, user-space traps) passes" \
 	"$CHECK_DMESG" "$W/clean"
@@ -234,20 +234,20 @@ expect pass "bg_retry: calibration miss in a complete run with no figures: repea
 # ---- TERMINATE checks scoped to the case (klog_mark, term_found) -------
 dmesg() { cat "$W/dmesg"; }
 what="op 12 layer 1 type 2 code 0x02"
-echo "[ 10.0] kiwi: QP 3: terminating stream: $what (ctrl 410c len 40)" >"$W/dmesg"
+echo "[ 10.0] kiwi1: QP 3: terminating stream: $what (ctrl 410c len 40)" >"$W/dmesg"
 klog_mark
-echo "[ 11.0] kiwi: QP 7: terminating stream: op 12 layer 1 type 2 code 0x02 (ctrl 410c len 40)" >>"$W/dmesg"
+echo "[ 11.0] kiwi1: QP 7: terminating stream: op 12 layer 1 type 2 code 0x02 (ctrl 410c len 40)" >>"$W/dmesg"
 echo "kiwi_terminate: kiwi1 qp 7 TERMINATE sent: layer 1 type 2 code 0x02" >"$TR/trace"
 klog_since "$W/klog" "$W/ktrace"
 expect pass "term_found: this case's QP logged and sent the TERMINATE" \
 	term_found "$what" "$W/klog" "$W/ktrace"
 : >"$W/dmesg.new"
-echo "[ 10.0] kiwi: QP 3: terminating stream: $what (ctrl 410c len 40)" >"$W/dmesg"
+echo "[ 10.0] kiwi1: QP 3: terminating stream: $what (ctrl 410c len 40)" >"$W/dmesg"
 klog_mark
 klog_since "$W/klog" "$W/ktrace"
 expect fail "term_found: a line from before the case's mark does not count" \
 	term_found "$what" "$W/klog" "$W/ktrace"
-echo "[ 11.0] kiwi: QP 7: terminating stream: $what (ctrl 410c len 40)" >>"$W/dmesg"
+echo "[ 11.0] kiwi1: QP 7: terminating stream: $what (ctrl 410c len 40)" >>"$W/dmesg"
 echo "kiwi_terminate: kiwi1 qp 8 TERMINATE sent: layer 1 type 2 code 0x02" >"$TR/trace"
 klog_since "$W/klog" "$W/ktrace"
 expect fail "term_found: another QP's TERMINATE does not count" \

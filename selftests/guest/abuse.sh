@@ -227,7 +227,7 @@ case_trace() {
 	grep -q 'kiwi_cm: kiwi[01] .* established status 0 10.91.0.[12]:' "$TMPD/trace" &&
 	grep -q 'kiwi_cm: kiwi[01] .* \(close\|abort\) status' "$TMPD/trace" ||
 		{ rc=1; why="$why (missing kiwi_cm events)"; }
-	dmesg | grep -q 'kiwi[01]: QP [0-9]*: IDLE -> RTS' ||
+	dmesg | grep -q 'kiwi[01]: QP [0-9]*: kiwi_qp_state_event: IDLE -> RTS' ||
 		{ rc=1; why="$why (no dynamic-debug line)"; }
 	sed 's/^ *//' "$TMPD/trace" | head -n 20 | diag
 	verdict "trace: rping's connection in tracefs (events/kiwi) and dynamic debug$why" \

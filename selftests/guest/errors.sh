@@ -18,9 +18,11 @@
 #
 # Cases (one TAP line each): bad_stag, oob_write, read_noaccess,
 # send_norecv, send_toolong, other_pd, qp_noread, read_sink_noaccess,
-# write_bad_lkey, kill_responder, kill_requester (see iwerr.c), and
-# req_drop (a connection request the iw_cm never answers).  A case
-# that fails because of a known kiwi bug is "not ok ... # TODO <bug>".
+# write_bad_lkey, kill_responder, kill_requester (see iwerr.c),
+# req_drop (a connection request the iw_cm never answers), and dyndbg
+# (bad_stag with kiwi's dynamic debug on: its lines name device, QP and
+# function).  A case that fails because of a known kiwi bug is "not ok
+# ... # TODO <bug>".
 #
 # Output is TAP 13 with the plan line last; exit status 0 only if all pass.
 # Environment: KIWI_SELFTEST_BIN (default build/selftests), KIWI_ERR_ONLY
@@ -88,14 +90,16 @@ has_line() {
 	return 1
 }
 
-# check_term EXPECT: the TERMINATE kiwi logged on each side.  EXPECT is
+# check_term EXPECT: the TERMINATE kiwi logged on each side, each line
+# naming its device (the responder's kiwi1, the requester's kiwi0) and
+# QP.  EXPECT is
 # "SIDE OP LAYER TYPE CODE": SIDE (srv or cli) detected the error in a
 # received message of opcode OP and logged "terminating stream" (OP "-":
 # detected locally, not logged); the other side logged "peer TERMINATE".
 # LAYER TYPE CODE are extended regexps.  "-": no TERMINATE at all.
 # Sets TERM_WHY on failure.
 check_term() {
-	local exp=$1 side op l t c det rcv dq rq
+	local exp=$1 side op l t c det rcv dq rq dd rd
 	TERM_WHY=
 	if [ "$exp" = - ]; then
 		has_line 'TERMINATE|terminating stream' &&
@@ -106,17 +110,17 @@ check_term() {
 	qpn_of "$TMPD/srv"; local sq=$QPN
 	qpn_of "$TMPD/cli"; local cq=$QPN
 	if [ "$side" = srv ]; then
-		det=responder rcv=requester dq=$sq rq=$cq
+		det=responder rcv=requester dq=$sq rq=$cq dd=kiwi1 rd=kiwi0
 	else
-		det=requester rcv=responder dq=$cq rq=$sq
+		det=requester rcv=responder dq=$cq rq=$sq dd=kiwi0 rd=kiwi1
 	fi
 	if [ "$op" != - ] &&
-	   ! has_line "kiwi: QP $dq: terminating stream: op $op layer $l type $t code $c "; then
-		TERM_WHY="no 'QP $dq: terminating stream: op $op layer $l type $t code $c' ($det)"
+	   ! has_line "$dd: QP $dq: terminating stream: op $op layer $l type $t code $c "; then
+		TERM_WHY="no '$dd: QP $dq: terminating stream: op $op layer $l type $t code $c' ($det)"
 		return
 	fi
-	has_line "kiwi: QP $rq: peer TERMINATE layer $l type $t code $c\$" ||
-		TERM_WHY="no 'QP $rq: peer TERMINATE layer $l type $t code $c' ($rcv)"
+	has_line "$rd: QP $rq: peer TERMINATE layer $l type $t code $c\$" ||
+		TERM_WHY="no '$rd: QP $rq: peer TERMINATE layer $l type $t code $c' ($rcv)"
 }
 
 # show FILE [all]: an iwerr output as TAP diagnostics: its summary line,
@@ -132,38 +136,49 @@ show() {
 	done <"$1"
 }
 
+# run_pair CASE: iwerr CASE as responder (kwb) and requester (kwa) on a
+# port of their own.  Sets SRC and CRC (their exit statuses, "none" if
+# unknown), PAIR_WHY (the responder never listened) and NEWLOG (the
+# kernel log lines the pair caused); the outputs are $TMPD/srv, cli.
+run_pair() {
+	local port spid line mark
+	PORT=$((PORT + 1)) port=$PORT
+	SRC=none CRC=none PAIR_WHY=
+	mapfile -t LOG < <(dmesg)
+	mark=${#LOG[@]}
+	rm -f "$TMPD/src" "$TMPD/crc"
+	# Subshells keep bash's "Killed" notices out of the TAP stream; the
+	# responder reports on the FIFO once it listens (or has exited).
+	( B "$IWERR" -s -c "$1" -a $SRV -p $port -t "$SECS" \
+		-r "$TMPD/ready" >"$TMPD/srv" 2>&1
+	  echo $? >"$TMPD/src"; echo exited >"$TMPD/ready" ) 2>/dev/null &
+	spid=$!
+	read -r -t 60 -u "$RFD" line
+	[ "$line" = listening ] || PAIR_WHY="responder not listening (${line:-timeout})"
+	( A "$IWERR" -c "$1" -a $SRV -p $port -t "$SECS" \
+		>"$TMPD/cli" 2>&1; echo $? >"$TMPD/crc" ) 2>/dev/null
+	wait $spid
+	# Drain the FIFO for the next case.
+	while read -r -t 0 -u "$RFD"; do read -r -u "$RFD" line; done
+	[ -s "$TMPD/src" ] && read -r SRC <"$TMPD/src"
+	[ -s "$TMPD/crc" ] && read -r CRC <"$TMPD/crc"
+	mapfile -t LOG < <(dmesg)
+	NEWLOG=("${LOG[@]:mark}")
+}
+
 # run_case NAME EXPECT SRV_RC CLI_RC TITLE [TODO]: one responder/requester
 # pair.  TODO: a known kiwi bug makes the case fail; it is then reported
 # as TAP "not ok ... # TODO <reason>" unless the kernel logged trouble or
 # a program crashed or hung (those stay plain failures).
 run_case() {
 	local name=$1 exp=$2 want_s=$3 want_c=$4 title=$5 todo=${6:-}
-	local port why='' hard='' t0 spid src=none crc=none line l mark
+	local why='' hard='' t0 src crc l
 	if [ -n "$ONLY" ] && [[ ",$ONLY," != *",$name,"* ]]; then
 		return
 	fi
-	PORT=$((PORT + 1)) port=$PORT
-	mapfile -t LOG < <(dmesg)
-	mark=${#LOG[@]}
 	t0=$(usecs)
-	rm -f "$TMPD/src" "$TMPD/crc"
-	# Subshells keep bash's "Killed" notices out of the TAP stream; the
-	# responder reports on the FIFO once it listens (or has exited).
-	( B "$IWERR" -s -c "$name" -a $SRV -p $port -t "$SECS" \
-		-r "$TMPD/ready" >"$TMPD/srv" 2>&1
-	  echo $? >"$TMPD/src"; echo exited >"$TMPD/ready" ) 2>/dev/null &
-	spid=$!
-	read -r -t 60 -u "$RFD" line
-	[ "$line" = listening ] || why="responder not listening (${line:-timeout})"
-	( A "$IWERR" -c "$name" -a $SRV -p $port -t "$SECS" \
-		>"$TMPD/cli" 2>&1; echo $? >"$TMPD/crc" ) 2>/dev/null
-	wait $spid
-	# Drain the FIFO for the next case.
-	while read -r -t 0 -u "$RFD"; do read -r -u "$RFD" line; done
-	[ -s "$TMPD/src" ] && read -r src <"$TMPD/src"
-	[ -s "$TMPD/crc" ] && read -r crc <"$TMPD/crc"
-	mapfile -t LOG < <(dmesg)
-	NEWLOG=("${LOG[@]:mark}")
+	run_pair "$name"
+	why=$PAIR_WHY src=$SRC crc=$CRC
 
 	[ "$src" = "$want_s" ] || why="${why:+$why; }responder exit $src (want $want_s)"
 	[ "$crc" = "$want_c" ] || why="${why:+$why; }requester exit $crc (want $want_c)"
@@ -189,7 +204,7 @@ run_case() {
 	show "$TMPD/cli"
 	show "$TMPD/srv"
 	for l in "${NEWLOG[@]}"; do
-		[[ $l =~ kiwi:\ QP\ [0-9]+:\ (terminating|peer\ TERMINATE) ]] &&
+		[[ $l =~ kiwi[01]:\ QP\ [0-9]+:\ (terminating|peer\ TERMINATE) ]] &&
 			echo "# dmesg: ${l#\[*\] }"
 	done
 	t0=$(( ($(usecs) - t0) / 100000 ))
@@ -280,6 +295,52 @@ req_drop_case() {
 	fi
 }
 req_drop_case
+
+# dyndbg: kiwi's dynamic debug lines name the device, the QP and the
+# function that decided.  bad_stag once more with them on (module kiwi
+# +p): the responder (kiwi1) must log the TERMINATE it decided to send
+# for the WRITE it refused, the requester (kiwi0) the peer's TERMINATE
+# failing its WR, each as "DEV: QP N: FUNCTION: ..." with that side's
+# QP N; then they are off again.  Last, so that no other case sees
+# them.
+dyndbg_case() {
+	local ctl=/sys/kernel/debug/dynamic_debug/control why sq cq l
+	local sent recv
+	if [ -n "$ONLY" ] && [[ ",$ONLY," != *",dyndbg,"* ]]; then
+		return
+	fi
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+	if ! echo 'module kiwi +p' 2>/dev/null >$ctl; then
+		notok "dyndbg: dynamic debug cannot be turned on ($ctl)"
+		return
+	fi
+	run_pair bad_stag
+	echo 'module kiwi -p' >$ctl
+	why=$PAIR_WHY
+	[ "$SRC $CRC" = "0 0" ] ||
+		why="${why:+$why; }exit statuses $SRC $CRC (want 0 0)"
+	qpn_of "$TMPD/srv"; sq=$QPN
+	qpn_of "$TMPD/cli"; cq=$QPN
+	sent="kiwi1: QP $sq: kiwi_qp_fail: TERMINATE to send: layer 1 type 1 code 0x00"
+	recv="kiwi0: QP $cq: kiwi_qp_fail: peer's TERMINATE: "
+	has_line "$sent\$" || why="${why:+$why; }no '$sent' (responder)"
+	has_line "$recv" || why="${why:+$why; }no '$recv...' (requester)"
+	has_line "$KTROUBLE" && why="${why:+$why; }kernel trouble in dmesg"
+	if [ -z "$why" ]; then
+		ok "dyndbg: with dynamic debug on, bad_stag's TERMINATE decisions logged as DEV: QP N: FUNCTION: on both sides"
+	else
+		notok "dyndbg: with dynamic debug on, bad_stag's TERMINATE decisions logged as DEV: QP N: FUNCTION: on both sides"
+		echo "# FAILED: $why"
+		show "$TMPD/cli" all
+		show "$TMPD/srv" all
+	fi
+	for l in "${NEWLOG[@]}"; do
+		[[ $l == *"kiwi_qp_fail: "* ]] && echo "# dmesg: ${l#\[*\] }"
+	done
+	[ -z "$why" ] || for l in "${NEWLOG[@]: -40}"; do echo "# $l"; done
+}
+dyndbg_case
 
 echo "# errors.sh: $((SECONDS - START)) s"
 exec {RFD}<&-
