@@ -22,7 +22,7 @@
 #include <rdma/iw_cm.h>
 #include <kiwi/epfsm.h>
 
-#include "kiwi.h"
+#include "qp.h"
 
 extern bool kiwi_p2p;
 extern bool kiwi_large_fpdu;

@@ -15,7 +15,8 @@
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "kiwi.h"
+#include "cq.h"
+#include "verbs.h"
 
 static struct kiwi_cqe *kiwi_cqes_alloc(u32 size)
 {

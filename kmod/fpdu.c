@@ -14,7 +14,8 @@
 #include <linux/version.h>
 #include <net/tcp.h>
 
-#include "tx.h"
+#include "fpdu.h"
+#include "stag.h"
 
 /*
  * FPDUs of one message are gathered into a batch and handed to TCP in

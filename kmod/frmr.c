@@ -10,6 +10,8 @@
 #include <linux/slab.h>
 
 #include "mem.h"
+#include "qp.h"
+#include "verbs.h"
 
 /*
  * A fast-register MR starts invalid with room for @max_num_sg pages; the

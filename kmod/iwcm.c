@@ -12,6 +12,7 @@
 #include <net/sock.h>
 
 #include "cm.h"
+#include "verbs.h"
 
 static struct kiwi_qp *kiwi_cm_qp(struct iw_cm_id *id, u32 qpn)
 {

@@ -16,7 +16,10 @@
 #include <net/addrconf.h>
 #include <rdma/rdma_netlink.h>
 
-#include "kiwi.h"
+#include "cq.h"
+#include "qp.h"
+#include "stag.h"
+#include "verbs.h"
 
 struct kiwi_limits kiwi_limits = {
 	.max_qp = 16384,

@@ -28,6 +28,8 @@
 #include <linux/vmalloc.h>
 
 #include "mem.h"
+#include "qp.h"
+#include "verbs.h"
 
 /*
  * Regions alive anywhere (registered, or still referenced by a message

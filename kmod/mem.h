@@ -6,12 +6,83 @@
  * of them and runs atomics on them; frmr.c and mw.c change what an
  * STag maps (fast registration, memory windows, invalidation).  The
  * latter three need mem.c's internals declared here.  What the rest of
- * the module calls is in kiwi.h.
+ * the module calls is in stag.h, the memory verbs in verbs.h.
  */
 #ifndef KIWI_MEM_H
 #define KIWI_MEM_H
 
-#include "kiwi.h"
+#include <rdma/ib_umem.h>
+
+#include "stag.h"
+
+/*
+ * A registered memory region as seen by placement and transmit: the
+ * object behind an STag.  Looked up under RCU from the receive path,
+ * so it is reference counted and freed after a grace period.  The data
+ * path may hold a reference indefinitely (a stalled peer); what keeps
+ * it from using memory that is gone is @gen, see mem.c.
+ */
+struct kiwi_mem {
+	struct kiwi_device *kdev;
+	struct kref ref;
+	struct rcu_head rcu;
+	rwlock_t lock;			/* copies (read) vs. changes (write) */
+	/*
+	 * Under lock: bumped by every change.  64 bits, so no sequence of
+	 * changes (window rebinds are cheap and unprivileged) can wrap it
+	 * back to a value a stalled message checked.
+	 */
+	u64 gen;
+	u32 stag;			/* index << 8 | key */
+	bool valid;			/* under lock: STag usable */
+	bool frmr;			/* fast-register region, of ibmr: */
+	struct ib_mr *ibmr;
+	u32 max_pages;			/* FRMR page list capacity */
+	struct ib_pd *pd;
+	int access;			/* IB_ACCESS_* */
+	u64 iova;			/* first byte addressed by the STag */
+	u64 len;
+	/*
+	 * Page array covering [iova, iova + len): pages[i] backs the page
+	 * starting at (iova & PAGE_MASK) + i * PAGE_SIZE.  Kernel DMA MRs
+	 * (pages == NULL) address kernel virtual memory directly.
+	 */
+	struct page **pages;
+	unsigned long npages;
+	/*
+	 * FRMR only: the page list ib_map_mr_sg() set up, copied to pages
+	 * by the next IB_WR_REG_MR.  Kept apart because a consumer may map
+	 * a region that is still valid and invalidate it with a LOCAL_INV
+	 * posted just before its REG_MR (ib_iser does), while placement
+	 * into the valid region still reads pages.
+	 */
+	struct page **map_pages;
+	unsigned long map_npages;
+	struct ib_umem *umem;
+	/*
+	 * Memory windows (mw_type 1 or 2; 0 for a region).  While bound
+	 * (valid), a window addresses [iova, iova + len), which maps to
+	 * [base, ...) of parent, a user region it holds a reference and a
+	 * count in parent->nr_mw on; qp_token names the QP a type 2
+	 * window is bound to.  Under lock, like valid.
+	 */
+	u8 mw_type;
+	bool mw_dead;			/* deallocated: binds refused */
+	struct kiwi_mem *parent;
+	u64 base;
+	u64 qp_token;
+	atomic_t nr_mw;			/* region: windows bound to it */
+};
+
+struct kiwi_mr {
+	struct ib_mr ibmr;
+	struct kiwi_mem *mem;
+};
+
+static inline struct kiwi_mr *to_kmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct kiwi_mr, ibmr);
+}
 
 /*
  * Remote-atomic access is accepted, as by other drivers: middleware

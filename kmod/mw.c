@@ -8,6 +8,8 @@
  * the window's or region's generation (mem.c's top).
  */
 #include "mem.h"
+#include "qp.h"
+#include "verbs.h"
 
 /*
  * Under the window's lock (write): it no longer maps anything.  Returns

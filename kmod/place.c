@@ -15,6 +15,7 @@
 #include <linux/skbuff.h>
 
 #include "mem.h"
+#include "qp.h"
 
 /* Does [addr, addr + len) lie inside what @mem addresses now? */
 static bool kiwi_mem_spans(const struct kiwi_mem *mem, u64 addr, u64 len)

@@ -5,7 +5,8 @@
  * consumer's are encoded here into the same ring format, so the send
  * and receive engines (sq.c, rq.c) see one kind of WQE.
  */
-#include "kiwi.h"
+#include "qp.h"
+#include "verbs.h"
 
 /*
  * A user QP's doorbell: uverbs POST_SEND with no WRs (user QPs post

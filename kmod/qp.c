@@ -23,7 +23,9 @@
 #include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "kiwi.h"
+#include "cq.h"
+#include "qp.h"
+#include "verbs.h"
 #include "trace.h"
 
 #define KIWI_QPN_MAX	((1U << 24) - 1)

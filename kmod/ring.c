@@ -18,7 +18,8 @@
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "kiwi.h"
+#include "ring.h"
+#include "verbs.h"
 
 struct kiwi_mmap_entry {
 	struct rdma_user_mmap_entry rdma;

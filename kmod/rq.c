@@ -6,8 +6,11 @@
  */
 #include <linux/slab.h>
 #include <rdma/uverbs_ioctl.h>
+#include <kiwi/wqe.h>
 
-#include "kiwi.h"
+#include "cq.h"
+#include "qp.h"
+#include "verbs.h"
 
 void kiwi_rq_complete(struct kiwi_qp *qp, u64 wr_id,
 		      enum ib_wc_status status)

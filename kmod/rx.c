@@ -21,7 +21,9 @@
 #include <linux/skbuff.h>
 #include <net/tcp.h>
 
-#include "kiwi.h"
+#include "cq.h"
+#include "rxterm.h"
+#include "stag.h"
 
 static void kiwi_rx_drop_refs(struct kiwi_rx *rx)
 {

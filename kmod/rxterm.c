@@ -7,7 +7,7 @@
  */
 #include <linux/skbuff.h>
 
-#include "kiwi.h"
+#include "rxterm.h"
 #include "trace.h"
 
 /* Its header is in, and on the right queue with the right MSN. */

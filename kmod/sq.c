@@ -6,7 +6,11 @@
  * outbound READs wait here for their responses (the ORQ); a QP that
  * fails flushes what is left.
  */
-#include "kiwi.h"
+#include <kiwi/wqe.h>
+
+#include "cq.h"
+#include "qp.h"
+#include "stag.h"
 
 struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx)
 {

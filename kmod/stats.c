@@ -20,7 +20,8 @@
  */
 #include <linux/percpu.h>
 
-#include "kiwi.h"
+#include "qp.h"
+#include "verbs.h"
 
 /*
  * The latency histograms: kiwi's own time per message, apart from the

@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kiwi: the tracepoints of trace.h, instantiated once. */
-#include "kiwi.h"
-
 #define CREATE_TRACE_POINTS
 #include "trace.h"

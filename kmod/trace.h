@@ -29,6 +29,7 @@
 #include <linux/socket.h>
 #include <linux/tracepoint.h>
 #include <kiwi/epfsm.h>
+#include <kiwi/qpfsm.h>
 
 /* Enum names for tools that read the format file (trace-cmd, perf). */
 TRACE_DEFINE_ENUM(KIWI_QP_IDLE);

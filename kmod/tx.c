@@ -13,7 +13,8 @@
 #include <linux/slab.h>
 #include <net/tcp.h>
 
-#include "tx.h"
+#include "fpdu.h"
+#include "stag.h"
 #include "trace.h"
 
 /* ---- FPDU headers ---- */

@@ -1,35 +1,87 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kiwi: what the transmit path's two files share.  tx.c (DDP and
- * RDMAP: which message, its headers, the work loop) stages each FPDU's
- * header in the slot and hands it with its payload source to fpdu.c
- * (MPA: framing, CRC, the page batch, the push to TCP).
+ * kiwi: the transmit path as the rest of the module sees it -- each
+ * QP's transmit side (struct kiwi_tx, with the queue of inbound READ
+ * and Atomic requests it answers) and the calls of tx.c (DDP and RDMAP:
+ * which message, its headers, the work loop) and fpdu.c (MPA: framing,
+ * CRC, the push to TCP) that the QP layer, the receive path and the CM
+ * make.  qp.h includes it for struct kiwi_qp; the files that call tx.c
+ * or fpdu.c get it from there.
+ *
+ * What only tx.c and fpdu.c share -- fpdu.c's FPDU builder, its header
+ * slot and page batches -- is in fpdu.h, not here: every file that
+ * sees a QP sees this header, and the builder is for tx.c alone.
  */
 #ifndef KIWI_TX_H
 #define KIWI_TX_H
 
+#include <kiwi/iwarp.h>
+
 #include "kiwi.h"
 
-/* Where an FPDU's payload comes from. */
-struct kiwi_src {
-	struct kiwi_qp *qp;
-	const struct kiwi_sge *sge;	/* SGE list, or */
-	u32 num_sge;
-	const u8 *kbuf;			/* a kernel buffer (inline data) */
-	struct kiwi_mem *mem;		/* or one registered region at addr, */
-	u64 gen;			/* checked at this generation */
-	u64 addr;
+struct kiwi_qp;
+
+/*
+ * An inbound RDMA READ request awaiting its response, or an executed
+ * RFC 7306 atomic awaiting its Atomic Response: one queue, so responses
+ * leave in the order the requests came (RFC 7306 section 5: atomic and
+ * READ responses in request order), and one IRD for both.
+ */
+struct kiwi_irqe {
+	u32 src_stag;
+	u32 sink_stag;
+	u64 src_to;
+	u64 sink_to;
+	u32 len;
+	u32 sent;
+	bool atomic;			/* an Atomic Response: */
+	u32 req_id;
+	u64 orig;			/* the value before the operation */
 };
 
+struct kiwi_tx_batch;
 
-u8 *kiwi_tx_slot(struct kiwi_qp *qp);
-int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock, u32 hdr_len,
-		 struct kiwi_src *src, u32 off, u32 len, bool more);
-u32 kiwi_tx_max_payload(struct kiwi_qp *qp, struct socket *sock,
-			u32 hdr_len);
-struct kiwi_tx_batch *kiwi_tx_batch_alloc(void);
-void kiwi_tx_batch_free(struct kiwi_tx_batch *b);
-bool kiwi_tx_batch_empty(const struct kiwi_tx_batch *b);
-void kiwi_tx_batch_atomic(struct kiwi_tx_batch *b, bool atomic);
+/*
+ * A QP's transmit side (tx.c, fpdu.c): one work item serialises all
+ * sending; inbound READ requests wait in irq until answered.
+ */
+struct kiwi_tx {
+	struct work_struct work;
+	wait_queue_head_t idle;		/* woken when work finds no more */
+	int cpu;			/* where work runs: keeps order */
+	struct mutex mutex;		/* one sender: worker or doorbell */
+	unsigned long owned;		/* bit 0: a sender is active */
+	spinlock_t irq_lock;
+	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
+	u32 irq_size;			/* its slots: the IRD agreed; 0 before */
+	u32 irq_head;
+	u32 irq_count;
+	u32 orq_count;			/* outbound READs outstanding */
+	u32 msn[KIWI_QN_COUNT];		/* next MSN per untagged queue */
+	u32 term_ctrl;			/* TERMINATE to send, if term_pending */
+	bool term_pending;
+	u8 rtr_pending;			/* KIWI_MPA_RTR_* message to send */
+	bool await_peer;		/* responder: peer's first FPDU due */
+	u64 t_bell;			/* ns: a doorbell no WQE answered yet */
+	struct kiwi_tx_batch *batch;	/* FPDUs gathered for one send */
+};
+
+/* tx.c, fpdu.c: transmit (fpdu.h has what only the two share) */
+int kiwi_tx_init(struct kiwi_qp *qp);
+void kiwi_tx_markers_init(struct kiwi_qp *qp);
+void kiwi_tx_free(struct kiwi_qp *qp);
+int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird);
+#define KIWI_TX_CPU_PICK	(-2)	/* tx.cpu: picked at the first kick */
+void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_tx_drop_cpu(struct kiwi_qp *qp);
+void kiwi_tx_bell(struct kiwi_qp *qp);
+void kiwi_tx_unblock(struct socket *sock);
+void kiwi_tx_start(struct kiwi_qp *qp);
+void kiwi_tx_peer_spoke(struct kiwi_qp *qp);
+void kiwi_tx_now(struct kiwi_qp *qp);
+bool kiwi_tx_irq_full(struct kiwi_qp *qp);
+void kiwi_tx_queue_resp(struct kiwi_qp *qp, const struct kiwi_irqe *e);
+void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk);
+void kiwi_tx_work(struct work_struct *work);
 
 #endif /* KIWI_TX_H */

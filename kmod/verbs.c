@@ -4,8 +4,9 @@
  */
 #include <linux/mm.h>
 #include <rdma/uverbs_ioctl.h>
+#include <kiwi/rdmap.h>
 
-#include "kiwi.h"
+#include "verbs.h"
 
 int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		      struct ib_udata *udata)
