@@ -13,8 +13,8 @@
 #                   make deps-build (make, make install), deps-deb (make deb)
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
 #   make check      run every test (last line: "N passed, N failed, N skipped")
-#   make check-2host kiwi between two guests, 6.1 and 6.12, over a virtual NIC
-#                   (selftests/check-2host; build/check-2host/)
+#   make check-2host kiwi between two guests, 6.1 and 6.12 (and siw in one),
+#                   over a virtual NIC (selftests/check-2host; build/check-2host/)
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
@@ -96,7 +96,7 @@ demo: all
 check: all siw
 	$(CURDIR)/selftests/check
 
-check-2host: all
+check-2host: all siw
 	$(CURDIR)/selftests/check-2host
 
 bench: all siw

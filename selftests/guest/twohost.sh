@@ -4,35 +4,97 @@
 # selftests/guest/twohost.sh -- kiwi between two machines: run by
 # selftests/vm/pair in both guests (each its own kernel, joined by one
 # virtual NIC, eth0), the same script in both roles.  b serves, a
-# connects; each prints its own TAP.
+# connects (the rev step the other way round); each prints its own TAP.
 #
-#   setup         the NIC up (MTU KIWI_PAIR_MTU, default 9000), the other
-#                 guest reachable, kiwi0 on eth0; the line names the
-#                 kernel, the NIC's driver and its offloads
+#   setup         the NIC up (MTU KIWI_PAIR_MTU, default 9000; b's
+#                 KIWI_PAIR_MTU_B, default the same), the other guest
+#                 reachable, kiwi0 on eth0 (siw0, Linux siw, in the
+#                 guest KIWI_PAIR_SIW names); the line names the kernel,
+#                 the NIC's driver and its offloads
+# Then the steps KIWI_PAIR_STEPS lists (space or comma separated; default
+# "rping perf rev imm atomic mw markers", with siw "fwd rev"), always in
+# this order:
 #   rping         rping -V at 64 B, 4 KiB and 64 KiB (KIWI_PAIR_COUNT
 #                 verified ping-pongs, default 300)
-#   ib_*_bw       perftest WRITE, READ and SEND (-R), 64 KiB, checked
+#   perf          perftest WRITE, READ and SEND (-R), 64 KiB, checked
 #                 for a figure above 0
-#   kill          (KIWI_PAIR_KILL=0 leaves it out) with peer_timeout
-#                 KIWI_PAIR_PEER_TIMEOUT (default 10) on both: a runs
-#                 ib_write_bw against b, and 6 s into the transfer b's
-#                 QEMU is killed (no shutdown, no FIN, no RST).  a's
-#                 client must end with an error within peer_timeout + 15
-#                 s, its QPs and endpoints gone soon after; then b boots
-#                 again and rping -V between them works as before
+#   fwd           b serves, a connects: rping -V at 64 KiB and
+#                 ib_write_bw (the short form of rping and perf)
+#   rev           a serves, b connects: the same
+#   imm           RFC 7306 immediate data (build/selftests/imm_conn),
+#                 rfc7306_imm on in both: b's server checks every
+#                 completion, and the Immediate Data message that finds
+#                 no receive draws b's TERMINATE (DDP untagged, no buffer)
+#   atomic        RFC 7306 atomics (atomic_conn), rfc7306_atomics on in
+#                 both: fetch-add, compare-swap, two QPs on one counter;
+#                 the refused atomics draw b's TERMINATEs (RDMAP
+#                 protection: access rights, base or bounds)
+#   mw            memory windows (mw_conn), b's windows used by a: type 1
+#                 and 2, invalidation, refused binds, with b's TERMINATEs
+#                 (invalid STag, DDP tagged base or bounds); b's regions
+#                 all freed when its server exits
+#   markers       MPA markers (RFC 5044 4.3) asked for by one end only:
+#                 b (mpa_markers=3, as responder), then a (2, as
+#                 initiator); rping -V at 513 B and 64 KiB each time;
+#                 each guest checks its own counters: the end that asked
+#                 receives markers and sends none, the other sends them
+#                 and receives none, no marker refused
+#   fpdu          standard FPDUs (large_fpdu=N in both): rping -V at
+#                 64 KiB, then ib_write_bw a -> b, in which a's FPDUs
+#                 (tx_payload_bytes / tx_fpdus) and b's received ones
+#                 must average at most the smaller MTU - 40 (the MSS TCP
+#                 agreed, whichever end has the larger MTU) and more than
+#                 half of it (full segments, so the bound is tested)
+#   kill          (last; KIWI_PAIR_KILL=0 leaves it out, the default with
+#                 siw) with peer_timeout KIWI_PAIR_PEER_TIMEOUT (default
+#                 10) on both: a runs ib_write_bw against b, and 6 s into
+#                 the transfer b's QEMU is killed (no shutdown, no FIN,
+#                 no RST).  a's client must end with an error within
+#                 peer_timeout + 15 s, its QPs and endpoints gone soon
+#                 after; then b boots again and rping -V between them
+#                 works as before
 #   teardown      rdma link del, rmmod kiwi, nothing of kiwi's left
-#                 (kiwi_leak_check), in each guest still alive
+#                 (kiwi_leak_check), in each guest still alive; in the
+#                 siw guest rdma link del siw0 and rmmod siw
+# With KIWI_PAIR_SIW (a or b) that guest runs Linux siw instead of kiwi
+# (vm/pair gives it siw.ko): only rping, perf, fwd and rev apply; imm,
+# atomic, mw, markers, fpdu and kill need kiwi at both ends and are
+# refused (not ok) if asked for.  Each step's time goes to a "#" line.
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 . "$GUEST_DIR/pairlib.sh"
 
 MTU=${KIWI_PAIR_MTU:-9000}
+MTU_B=${KIWI_PAIR_MTU_B:-$MTU}
 COUNT=${KIWI_PAIR_COUNT:-300}
 PT=${KIWI_PAIR_PEER_TIMEOUT:-10}
-KILL=${KIWI_PAIR_KILL:-1}
+SIW=${KIWI_PAIR_SIW:-}
+if [ -z "$SIW" ]; then
+	KILL=${KIWI_PAIR_KILL:-1}
+	STEPS=" ${KIWI_PAIR_STEPS:-rping perf rev imm atomic mw markers} "
+else
+	KILL=${KIWI_PAIR_KILL:-0}
+	STEPS=" ${KIWI_PAIR_STEPS:-fwd rev} "
+fi
+STEPS=${STEPS//,/ }
+BIN=${KIWI_SELFTEST_BIN:-$GUEST_DIR/../../build/selftests}
 SLACK=15
 P=/sys/module/kiwi/parameters
 T0=$SECONDS
+MY_MTU=$MTU
+[ "$ROLE" = b ] && MY_MTU=$MTU_B
+DEV=kiwi0
+[ "$ROLE" = "$SIW" ] && DEV=siw0
+
+# dev_up: this guest's RDMA device on eth0: kiwi0, or siw0 in the
+# guest KIWI_PAIR_SIW names.
+dev_up() {
+	if [ "$DEV" = siw0 ]; then
+		modprobe siw && rdma link add siw0 type siw netdev $IFACE
+	else
+		kiwi_up
+	fi
+}
 
 echo "TAP version 13"
 if ! pair_mount; then
@@ -40,15 +102,19 @@ if ! pair_mount; then
 	tap_end
 	exit 1
 fi
-if nic_up "$MTU" && peer_reachable 120 && kiwi_up; then
-	ok "setup ($ROLE, boot $PBOOT, Linux $(uname -r)): $(nic_info); $PEER_IP reachable; kiwi0 on $IFACE"
+if nic_up "$MY_MTU" && peer_reachable 120 && dev_up; then
+	ok "setup ($ROLE, boot $PBOOT, Linux $(uname -r)): $(nic_info); $PEER_IP reachable; $DEV on $IFACE"
 else
-	notok "setup ($ROLE, boot $PBOOT, Linux $(uname -r)): NIC, peer $PEER_IP or kiwi0 missing"
+	notok "setup ($ROLE, boot $PBOOT, Linux $(uname -r)): NIC, peer $PEER_IP or $DEV missing"
 	ip -o addr show $IFACE | diag
 	tap_end
 	exit 1
 fi
 KTEXT=$(kiwi_text)
+# The other guest's device, for the names of the steps that say who
+# serves whom.
+pair_put dev "$DEV"
+PEER_DEV=$(pair_get dev 300) || PEER_DEV='?'
 
 # wait_listen PORT: something in this guest listens on TCP PORT (within
 # 60 s).  lib.sh's wait_port looks in the kwb namespace; here there is
@@ -61,12 +127,23 @@ wait_listen() {
 	return 1
 }
 
-# rping_pair SIZE TAG: b serves one rping -V, a connects.
+# who SERVER: "b's kiwi0 serves a's siw0", for a step's name.
+who() {
+	local c=a sdev=$PEER_DEV cdev=$DEV
+	[ "$1" = a ] && c=b
+	[ "$ROLE" = "$1" ] && { sdev=$DEV; cdev=$PEER_DEV; }
+	echo "$1's $sdev serves $c's $cdev"
+}
+
+# rping_pair SIZE TAG [SERVER]: SERVER (default b) serves one rping -V,
+# the other guest connects; each judges its own side.  With SERVER
+# given, the name says who serves whom.
 rping_pair() {
-	local size=$1 tag=$2 what="rping -V -C $COUNT -S $1"
-	if [ "$ROLE" = b ]; then
+	local size=$1 tag=$2 srv=${3:-b} what spid
+	what="rping -V -C $COUNT -S $size${3:+, $(who "$srv")}"
+	if [ "$ROLE" = "$srv" ]; then
 		timeout 300 rping -s -a $ME_IP -V -C "$COUNT" -S "$size" >"$TMPD/rs" 2>&1 &
-		local spid=$!
+		spid=$!
 		wait_listen 7174 && pair_put "$tag"
 		if wait $spid; then ok "$tag: $what (server)"; else notok "$tag: $what (server)"; diag "$TMPD/rs" | tail -5; fi
 	else
@@ -83,29 +160,167 @@ rping_pair() {
 	fi
 }
 
-# perf_pair TOOL: b runs the perftest server, a the client; the
-# receiver's figure must be above 0.
+# perf_pair TOOL [TAG [SERVER]]: SERVER (default b) runs the perftest
+# server, the other guest the client, which checks the figure is above
+# 0.  TAG (default TOOL) names the step; with SERVER given, the name
+# says who serves whom.
 perf_pair() {
-	local tool=$1 row
-	if [ "$ROLE" = b ]; then
-		timeout 300 "$tool" -R -d kiwi0 -F -n 2000 -s 65536 >"$TMPD/ps" 2>&1 &
-		local spid=$!
-		wait_listen 18515 && pair_put "$tool"
+	local tool=$1 tag=${2:-$1} srv=${3:-b} row rc spid name
+	name="$tool -s 65536 a -> b"
+	[ -z "${3:-}" ] || name="$tag: $tool -s 65536, $(who "$srv")"
+	if [ "$ROLE" = "$srv" ]; then
+		timeout 300 "$tool" -R -d $DEV -F -n 2000 -s 65536 >"$TMPD/ps" 2>&1 &
+		spid=$!
+		wait_listen 18515 && pair_put "$tag"
 		wait $spid
-		pair_put "$tool.done"
+		pair_put "$tag.done"
 	else
-		pair_get "$tool" 300 >/dev/null || { notok "$tool: the server never listened"; return; }
-		timeout 300 "$tool" -R -d kiwi0 -F -n 2000 -s 65536 $PEER_IP >"$TMPD/pc" 2>&1
-		local rc=$?
+		pair_get "$tag" 300 >/dev/null || { notok "$name: the server never listened"; return; }
+		timeout 300 "$tool" -R -d $DEV -F -n 2000 -s 65536 $PEER_IP >"$TMPD/pc" 2>&1
+		rc=$?
 		row=$(grep -E '^ +65536 +[0-9]+ ' "$TMPD/pc" | tail -1)
-		pair_get "$tool.done" 120 >/dev/null
+		pair_get "$tag.done" 120 >/dev/null
 		if [ $rc -eq 0 ] && [ -n "$row" ] && awk '{ exit !($4 > 0 || $5 > 0) }' <<<"$row"; then
-			ok "$tool -s 65536 a -> b: $(awk '{ print $4 }' <<<"$row") MB/s average"
+			ok "$name: $(awk '{ print $4 }' <<<"$row") MB/s average"
 		else
-			notok "$tool -s 65536 a -> b (rc $rc)"
+			notok "$name (rc $rc)"
 			diag "$TMPD/pc" | tail -8
 		fi
 	fi
+}
+
+# dev_stat NAME: one of this guest's device counters (rdma statistic).
+dev_stat() {
+	rdma statistic show link $DEV/1 |
+		awk -v c="$1" '{ for (i = 1; i < NF; i++) if ($i == c) print $(i + 1) }'
+}
+
+# verbs_pair PROG PORT TITLE: b serves PROG (-s), a runs its client
+# (-c); each judges its own side.  b marks the kernel log first
+# (klog_mark), for term_check.  Returns 1 if PROG is not built or b's
+# server never listened (nothing ran).
+verbs_pair() {
+	local prog=$1 bin=$BIN/$1 spid rc
+	if [ ! -x "$bin" ]; then
+		notok "$prog: $bin not built"
+		return 1
+	fi
+	if [ "$ROLE" = b ]; then
+		klog_mark
+		timeout 120 "$bin" -s $ME_IP "$2" >"$TMPD/vs" 2>&1 &
+		spid=$!
+		wait_listen "$2" && pair_put "$prog" || { kill_tree $spid; notok "$prog: $3: the server never listened"; return 1; }
+		wait $spid
+		rc=$?
+		if [ $rc -eq 0 ]; then ok "$prog: $3 (server)"; else notok "$prog: $3 (server, exit $rc)"; fi
+		diag "$TMPD/vs" | tail -20
+	else
+		pair_get "$prog" 300 >/dev/null || { notok "$prog: $3: b's server never listened"; return 1; }
+		timeout 100 "$bin" -c $PEER_IP "$2" >"$TMPD/vc" 2>&1
+		rc=$?
+		if [ $rc -eq 0 ]; then ok "$prog: $3 (client)"; else notok "$prog: $3 (client, exit $rc)"; fi
+		diag "$TMPD/vc" | tail -20
+	fi
+	return 0
+}
+
+# term_check NAME WHAT: (b) since verbs_pair's klog_mark, this kiwi
+# logged "QP N: terminating stream: WHAT" and traced QP N sending that
+# TERMINATE (lib.sh term_found): it went out to the other machine.
+term_check() {
+	klog_since "$TMPD/klog" "$TMPD/ktrace"
+	if term_found "$2" "$TMPD/klog" "$TMPD/ktrace"; then
+		ok "$1 (QP $TERM_QPN)"
+	else
+		notok "$1"
+		grep -h "terminating stream\|TERMINATE" "$TMPD/klog" "$TMPD/ktrace" | tail -n 20 | diag
+	fi
+}
+
+imm_step() {
+	echo Y >$P/rfc7306_imm
+	verbs_pair imm_conn 7177 "WRITE/SEND with immediate data, solicited, 20 in order, zero-length, one with no receive" &&
+		[ "$ROLE" = b ] &&
+		term_check "imm_conn: Immediate Data with no receive -> b's TERMINATE (DDP untagged, no buffer)" \
+			"op 12 layer 1 type 2 code 0x02"
+	echo N >$P/rfc7306_imm
+}
+
+atomic_step() {
+	local what
+	echo Y >$P/rfc7306_atomics
+	if verbs_pair atomic_conn 7179 "fetch-add, cmp-swap hit/miss, 2 QPs x 500 on one counter, refusals" &&
+	   [ "$ROLE" = b ]; then
+		for what in "access:0x02" "bounds:0x01"; do
+			term_check "atomic_conn: refused atomic (${what%:*}) -> b's TERMINATE (RDMAP protection ${what#*:})" \
+				"op 10 layer 0 type 1 code ${what#*:}"
+		done
+	fi
+	echo N >$P/rfc7306_atomics
+}
+
+mw_step() {
+	local what
+	verbs_pair mw_conn 7181 "type 1/2 windows, zero-based, LOCAL_INV, SEND with invalidate, refused binds, QP-bound type 2" &&
+		[ "$ROLE" = b ] || return
+	# The server exited with two windows bound in a region.
+	if [ -z "$(rdma res show mr dev kiwi0 2>&1)" ]; then
+		ok "mw_conn: b's server exited with bound windows; they and their region are freed"
+	else
+		notok "mw_conn: b's server exited with bound windows; they and their region are freed"
+		rdma res show mr dev kiwi0 2>&1 | diag
+	fi
+	for what in "dead STag READ:op 1 layer 0 type 1 code 0x00" \
+		    "WRITE beyond the window:op 0 layer 1 type 1 code 0x01"; do
+		term_check "mw_conn: ${what%%:*} -> b's TERMINATE (${what#*:})" "${what#*:}"
+	done
+}
+
+# markers_step: see the header.  Each guest judges its own counters.
+markers_step() {
+	local asker mode s tx rx dtx drx want good
+	for asker in b a; do
+		mode=0
+		[ "$ROLE" = "$asker" ] && mode=$([ "$ROLE" = b ] && echo 3 || echo 2)
+		echo $mode >$P/mpa_markers
+		tx=$(dev_stat tx_markers) rx=$(dev_stat rx_markers)
+		for s in 513 65535; do
+			rping_pair $s "markers_${asker}_$s" b
+		done
+		dtx=$(($(dev_stat tx_markers) - tx)) drx=$(($(dev_stat rx_markers) - rx))
+		good=0
+		if [ "$ROLE" = "$asker" ]; then
+			want="received, none sent"
+			[ $drx -gt 0 ] && [ $dtx -eq 0 ] && good=1
+		else
+			want="sent, none received"
+			[ $dtx -gt 0 ] && [ $drx -eq 0 ] && good=1
+		fi
+		if [ $good = 1 ] && [ "$(dev_stat rx_marker_errors)" = 0 ]; then
+			ok "markers_$asker: $asker asked (mpa_markers on $asker only): $ROLE's markers $want ($dtx sent, $drx received), none refused"
+		else
+			notok "markers_$asker: $asker asked (mpa_markers on $asker only): want $ROLE's markers $want, none refused ($dtx sent, $drx received, $(dev_stat rx_marker_errors) refused)"
+		fi
+	done
+	echo 0 >$P/mpa_markers
+}
+
+# fpdu_step: see the header.  a judges what it sent, b what it received.
+fpdu_step() {
+	local max=$(((MTU < MTU_B ? MTU : MTU_B) - 40)) dir=tx n0 b0 n b avg
+	echo N >$P/large_fpdu
+	rping_pair 65535 fpdu_rping b
+	[ "$ROLE" = b ] && dir=rx
+	n0=$(dev_stat ${dir}_fpdus) b0=$(dev_stat ${dir}_payload_bytes)
+	perf_pair ib_write_bw fpdu_ib_write_bw b
+	n=$(($(dev_stat ${dir}_fpdus) - n0)) b=$(($(dev_stat ${dir}_payload_bytes) - b0))
+	avg=$((n > 0 ? b / n : 0))
+	if [ $n -gt 0 ] && [ $avg -le $max ] && [ $((avg * 2)) -gt $max ]; then
+		ok "fpdu: large_fpdu=N, MTU a $MTU b $MTU_B: $ROLE's ${dir} FPDUs in ib_write_bw average $avg payload bytes ($n FPDUs), within the MSS bound $max"
+	else
+		notok "fpdu: large_fpdu=N, MTU a $MTU b $MTU_B: $ROLE's ${dir} FPDUs in ib_write_bw average $avg payload bytes ($n FPDUs), want <= $max and > $((max / 2))"
+	fi
+	echo Y >$P/large_fpdu
 }
 
 # kill_test: see the header.  Only a judges; b is killed.
@@ -155,9 +370,41 @@ kill_test() {
 }
 
 teardown() {
-	rdma link del kiwi0 && rmmod kiwi || notok "teardown: rdma link del / rmmod kiwi failed"
-	no_leaks_verdict "$KTEXT"
+	if [ "$DEV" = siw0 ]; then
+		if rdma link del siw0 && rmmod siw; then
+			ok "teardown: rdma link del siw0, rmmod siw"
+		else
+			notok "teardown: rdma link del siw0 / rmmod siw failed"
+		fi
+	else
+		rdma link del kiwi0 && rmmod kiwi || notok "teardown: rdma link del / rmmod kiwi failed"
+		no_leaks_verdict "$KTEXT"
+	fi
 	echo "# twohost.sh ($ROLE, boot $PBOOT): $((SECONDS - T0)) s"
+}
+
+# step NAME: the step NAME, if KIWI_PAIR_STEPS asks for it; its time
+# as a "#" line.
+step() {
+	local t=$SECONDS size tool
+	[[ $STEPS == *" $1 "* ]] || return 0
+	case $1 in
+	rping)
+		for size in 64 4096 65535; do
+			rping_pair $size "rping_$size"
+		done ;;
+	perf)
+		for tool in ib_write_bw ib_read_bw ib_send_bw; do
+			perf_pair $tool
+		done ;;
+	fwd|rev)
+		local srv=b
+		[ "$1" = rev ] && srv=a
+		rping_pair 65535 "$1_rping_65535" $srv
+		perf_pair ib_write_bw "$1_ib_write_bw" $srv ;;
+	*) "$1_step" ;;
+	esac
+	echo "# step $1: $((SECONDS - t)) s"
 }
 
 if [ "$PBOOT" = 2 ]; then
@@ -167,11 +414,25 @@ if [ "$PBOOT" = 2 ]; then
 	tap_end
 	exit
 fi
-for size in 64 4096 65535; do
-	rping_pair $size "rping_$size"
+# Steps that do not exist, and those that need kiwi at both ends.
+for s in $STEPS; do
+	[[ " rping perf fwd rev imm atomic mw markers fpdu " == *" $s "* ]] ||
+		notok "step $s: no such step (KIWI_PAIR_STEPS)"
 done
-for t in ib_write_bw ib_read_bw ib_send_bw; do
-	perf_pair $t
+case $SIW in
+''|a|b) ;;
+*) notok "KIWI_PAIR_SIW=$SIW: a, b or nothing" ;;
+esac
+if [ -n "$SIW" ]; then
+	for s in imm atomic mw markers fpdu; do
+		[[ $STEPS != *" $s "* ]] || notok "step $s: needs kiwi in both guests, not siw in $SIW"
+		STEPS=${STEPS// $s / }
+	done
+	[ "$KILL" != 1 ] || notok "step kill: needs kiwi in both guests, not siw in $SIW"
+	KILL=0
+fi
+for s in rping perf fwd rev imm atomic mw markers fpdu; do
+	step $s
 done
 if [ "$KILL" = 1 ]; then
 	kill_test
