@@ -65,15 +65,17 @@ struct workqueue_struct *kiwi_wq;
 static DEFINE_PER_CPU(atomic_t, kiwi_cpu_load);
 
 /*
- * A CPU for a connection's work: the online one with the least of it,
- * @app counting as half a connection more.  @app runs the application
- * that posts the work, or the softirq of the packets that asked for
- * it.  So one connection never works on @app's CPU while another CPU
- * is free, but once the others have a connection each, some do: on two
- * vCPUs four connections would otherwise all send from one CPU while
- * the application's sits in its poll loop.  siw balances its transmit
- * threads by the same count.  Ties go round-robin.  Given back with
- * kiwi_cpu_put(); WORK_CPU_UNBOUND if no CPU is online.
+ * A CPU for a connection's work: of the online ones other than @app,
+ * the one with the least of it, ties round-robin (siw balances its
+ * transmit threads by the same count); @app only when it is the only
+ * CPU.  @app runs the application that posts the work, or the softirq
+ * of the packets that asked for it.  Letting @app take a share once the
+ * others had one (counting it half a connection busy) was measured and
+ * dropped: idle connections count too -- perftest's rdma_cm mode keeps
+ * one for its parameter exchange -- so a lone busy QP could land beside
+ * its polling application, and 64 KiB WRITE bandwidth fell to 0.71x
+ * (bench-ab, 2 vCPUs).  Given back with kiwi_cpu_put();
+ * WORK_CPU_UNBOUND if no CPU is online.
  */
 int kiwi_cpu_get(int app)
 {
@@ -83,11 +85,11 @@ int kiwi_cpu_get(int app)
 	int cpu, best = WORK_CPU_UNBOUND;
 
 	for_each_online_cpu(cpu) {
-		unsigned int load = 2 * atomic_read(per_cpu_ptr(&kiwi_cpu_load,
-								 cpu));
+		unsigned int load = atomic_read(per_cpu_ptr(&kiwi_cpu_load, cpu));
 		unsigned int rank = (cpu + nr_cpu_ids - start) % nr_cpu_ids;
 
-		load += cpu == app;
+		if (cpu == app && num_online_cpus() > 1)
+			continue;
 		if (load < best_load ||
 		    (load == best_load && rank < best_rank)) {
 			best = cpu;
