@@ -152,7 +152,7 @@ END {
 # kiwi's own time against the end-to-end tail, latency cells only.
 grep -q '^hist ' "$TMPD/ab" && {
 echo "# latency: perftest's p99 / p99.9 (us, medians of the runs) and kiwi's own"
-echo "# time per message (rx: data-ready to delivered; tx: doorbell to TCP),"
+echo "# time per message (rx: data-ready to delivered; tx: doorbell to the WR starting out),"
 echo "# pooled over the runs and both devices: the bucket holding p50/p99/p99.9"
 awk -v bounds="$LAT_BOUNDS" '
 function med(s,   a, k, i, j, t) {

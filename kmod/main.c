@@ -84,11 +84,13 @@ int kiwi_cpu_get(int app)
 	unsigned int best_load = UINT_MAX, best_rank = UINT_MAX;
 	int cpu, best = WORK_CPU_UNBOUND;
 
+	if (num_online_cpus() == 1)
+		app = -1;		/* the only one: take it */
 	for_each_online_cpu(cpu) {
 		unsigned int load = atomic_read(per_cpu_ptr(&kiwi_cpu_load, cpu));
 		unsigned int rank = (cpu + nr_cpu_ids - start) % nr_cpu_ids;
 
-		if (cpu == app && num_online_cpus() > 1)
+		if (cpu == app)
 			continue;
 		if (load < best_load ||
 		    (load == best_load && rank < best_rank)) {

@@ -970,10 +970,10 @@ static bool kiwi_rx_bulk(struct sock *sk)
 
 /*
  * Hand the stream to rx_work (under the socket, as the parser).  Its
- * CPU is picked at the first hand-over (kiwi_cpu_get()), counting the
- * one the socket's packets arrive on as busier: that is where the
- * callback runs, and over veth or loopback the CPU the peer sends
- * from.  Until kiwi_rx_stop() it stays: the peer's segments
+ * CPU is picked at the first hand-over (kiwi_cpu_get()), not the one
+ * the socket's packets arrive on: that is where the callback runs, and
+ * over veth or loopback the CPU the peer sends from.  Until
+ * kiwi_rx_stop() it stays: the peer's segments
  * also leave from whichever CPU takes our ACKs, so the arrival CPU
  * wanders, and following it would move the work back and forth.
  */

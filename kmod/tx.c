@@ -371,8 +371,11 @@ void kiwi_tx_bell(struct kiwi_qp *qp)
  */
 static void kiwi_tx_answered(struct kiwi_qp *qp)
 {
-	u64 t = xchg(&qp->tx.t_bell, 0);
+	u64 t;
 
+	if (!READ_ONCE(qp->tx.t_bell))	/* no locked op per WR for nothing */
+		return;
+	t = xchg(&qp->tx.t_bell, 0);
 	if (t)
 		kiwi_qp_lat(qp, KIWI_STAT_TX_LAT, t);
 }
@@ -583,10 +586,10 @@ void kiwi_tx_now(struct kiwi_qp *qp)
  * receiver's TCP runs on the sending CPU's backlog; a sender hopping
  * between CPUs reorders its own segments there, and the peer's
  * duplicate ACKs then cost fast retransmits and a halved congestion
- * window.  The CPU is chosen at the first kick, and not the kicking
- * CPU if another is less busy: that one runs the application posting
- * the work, or the softirq of the peer that asked for it
- * (kiwi_cpu_get() in main.c).
+ * window.  The CPU is chosen at the first kick: the least busy one
+ * other than the kicking CPU, which runs the application posting the
+ * work, or the softirq of the peer that asked for it (kiwi_cpu_get()
+ * in main.c).
  */
 void kiwi_tx_kick(struct kiwi_qp *qp)
 {
