@@ -45,6 +45,17 @@
 #                 must average at most the smaller MTU - 40 (the MSS TCP
 #                 agreed, whichever end has the larger MTU) and more than
 #                 half of it (full segments, so the bound is tested)
+#   nvme          NVMe over RDMA between the machines: b's kernel NVMe
+#                 target (nvmet-rdma, a memory-backed null_blk namespace)
+#                 listens on its eth0 address, a's kernel host (nvme-rdma)
+#                 connects; 16 MiB written and read back with O_DIRECT
+#                 and compared, fio random 4..128 KiB writes with every
+#                 block verified; a disconnects, b takes its target down
+#   nfs           NFS 4.2 over RDMA: b's nfsd exports a tmpfs on "rdma
+#                 20049", a mounts it with proto=rdma; a tree of files
+#                 (1 B..16 MiB) copied there and back (SHA-256 equal, the
+#                 page cache dropped between), fio O_DIRECT random 4 KiB
+#                 writes verified; unmounted, b's nfsd stopped
 #   kill          (last; KIWI_PAIR_KILL=0 leaves it out, the default with
 #                 siw) with peer_timeout KIWI_PAIR_PEER_TIMEOUT (default
 #                 10) on both: a runs ib_write_bw against b, and 6 s into
@@ -58,7 +69,7 @@
 #                 siw guest rdma link del siw0 and rmmod siw
 # With KIWI_PAIR_SIW (a or b) that guest runs Linux siw instead of kiwi
 # (vm/pair gives it siw.ko): only rping, perf, fwd and rev apply; imm,
-# atomic, mw, markers, fpdu and kill need kiwi at both ends and are
+# atomic, mw, markers, fpdu, nvme, nfs and kill need kiwi at both ends and are
 # refused (not ok) if asked for.  Each step's time goes to a "#" line.
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -323,6 +334,155 @@ fpdu_step() {
 	echo Y >$P/large_fpdu
 }
 
+# nvme_step: see the header.  b serves the target, a judges the data.
+# shellcheck disable=SC2034 # NVME_ADDR: read by lib.sh's nvme_* functions
+nvme_step() {
+	NVME_ADDR=$PEER_IP
+	if [ "$ROLE" = b ]; then
+		NVME_ADDR=$ME_IP
+		if nvme_target_up >"$TMPD/tgt" 2>&1; then
+			ok "nvme: b's nvmet-rdma target on $ME_IP:4420 ($DEV, Linux $(uname -r))"
+			pair_put nvme up
+		else
+			notok "nvme: b's nvmet-rdma target on $ME_IP:4420"
+			diag "$TMPD/tgt"
+			pair_put nvme down
+			return
+		fi
+		pair_get nvme.done 600 >/dev/null || notok "nvme: a never finished"
+		if nvme_target_down >"$TMPD/tgt" 2>&1; then
+			ok "nvme: b's target removed, nvmet-rdma unloaded"
+		else
+			notok "nvme: b's target removed, nvmet-rdma unloaded"
+			diag "$TMPD/tgt"
+		fi
+		return
+	fi
+	if [ "$(pair_get nvme 300)" != up ]; then
+		notok "nvme: b's target never came up"
+		pair_put nvme.done
+		return
+	fi
+	modprobe nvme-rdma
+	if nvme_connect; then
+		ok "nvme: a's nvme-rdma host connected to $PEER_IP:4420 over $DEV: /dev/$NVME_DEV ($(cat "$(nvme_ctrl)/queue_count" 2>/dev/null || echo "?") queues with the admin queue)"
+		head -c $((16 << 20)) /dev/urandom >"$TMPD/data"
+		if dd if="$TMPD/data" of="/dev/$NVME_DEV" bs=1M oflag=direct status=none &&
+		   dd if="/dev/$NVME_DEV" of="$TMPD/back" bs=1M count=16 iflag=direct status=none &&
+		   cmp -s "$TMPD/data" "$TMPD/back"; then
+			ok "nvme: 16 MiB written to b's namespace and read back intact (O_DIRECT, 1 MiB I/Os)"
+		else
+			notok "nvme: 16 MiB written to b's namespace and read back intact"
+			nvme_klog 20
+		fi
+		nvme_fio "nvme: fio random 4 KiB..128 KiB writes across the machines, every block verified" \
+			--rw=randwrite --bsrange=4k-128k --iodepth=16 --size=32M
+		nvme_no_recovery "nvme"
+		if nvme_disconnect && ! nvme_ctrl_present; then
+			ok "nvme: a disconnected"
+		else
+			notok "nvme: a disconnected"
+			diag "$TMPD/del"
+		fi
+		modprobe -r nvme-rdma
+	else
+		notok "nvme: a's nvme-rdma host connected to $PEER_IP:4420"
+		diag "$TMPD/conn"
+		nvme_klog 20
+	fi
+	rm -f "$TMPD/data" "$TMPD/back"
+	pair_put nvme.done
+}
+
+# nfsd_up DIR: (b) nfsd exporting a tmpfs at DIR as the NFSv4 root, on
+# "rdma 20049"; a 10 s grace period, the least nfsd takes.
+nfsd_up() {
+	need_tools rpcbind rpc.nfsd rpc.mountd exportfs &&
+	modprobe nfsd && modprobe rpcrdma && mkdir -p "$1" &&
+	mount -t tmpfs -o size=200M tmpfs "$1" &&
+	echo "$1 *(rw,no_root_squash,insecure,no_subtree_check,fsid=0)" >/etc/exports &&
+	{ mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd; } &&
+	echo 10 >/proc/fs/nfsd/nfsv4gracetime && exportfs -ra &&
+	rpcbind -w && rpc.mountd && rpc.nfsd 4 &&
+	echo "rdma 20049" >/proc/fs/nfsd/portlist &&
+	grep -q "^rdma 20049" /proc/fs/nfsd/portlist
+}
+
+# nfs_step: see the header.  b serves, a judges the data.
+nfs_step() {
+	local exp=/srv/kiwi-nfs mnt=/mnt/kiwi-nfs n s i
+	if [ "$ROLE" = b ]; then
+		if nfsd_up $exp >"$TMPD/nfsd" 2>&1; then
+			ok "nfs: b's nfsd exports a tmpfs on rdma 20049 ($DEV, Linux $(uname -r))"
+			pair_put nfs up
+		else
+			notok "nfs: b's nfsd exports a tmpfs on rdma 20049"
+			diag "$TMPD/nfsd"
+			pair_put nfs down
+		fi
+		pair_get nfs.done 600 >/dev/null || notok "nfs: a never finished"
+		{
+			rpc.nfsd 0
+			exportfs -ua
+			pkill -x rpc.mountd
+			pkill -x rpcbind
+			umount /proc/fs/nfsd $exp
+		} >"$TMPD/nfsd" 2>&1
+		for _ in $(seq 1 20); do
+			modprobe -r rpcrdma nfsd 2>/dev/null && break
+			sleep 0.5
+		done
+		if lsmod | grep -q '^rpcrdma '; then
+			notok "nfs: b's nfsd stopped and rpcrdma unloaded"
+		else
+			ok "nfs: b's nfsd stopped and rpcrdma unloaded"
+		fi
+		return
+	fi
+	if [ "$(pair_get nfs 300)" != up ]; then
+		notok "nfs: b's server never came up"
+		pair_put nfs.done
+		return
+	fi
+	modprobe rpcrdma
+	mkdir -p $mnt "$TMPD/tree/sub"
+	if timeout 60 mount -t nfs -o rdma,port=20049,vers=4.2 "$PEER_IP:/" $mnt >"$TMPD/mount" 2>&1 &&
+	   grep " $mnt nfs" /proc/mounts | grep -q ",proto=rdma,"; then
+		ok "nfs: a mounted b's export, NFS 4.2 over RDMA ($(awk -v m=$mnt '$2 == m { print $4 }' /proc/mounts |
+			tr ',' '\n' | grep -E '^(vers|rsize|wsize|proto|addr)=' | paste -sd,))"
+		i=0
+		for s in 1 511 4096 65537 1048576 3000001 16777216; do
+			head -c $s /dev/urandom >"$TMPD/tree/f$i"
+			head -c $((s / 3 + 1)) /dev/urandom >"$TMPD/tree/sub/g$i"
+			i=$((i + 1))
+		done
+		n=$(find "$TMPD/tree" -type f | wc -l)
+		rm -rf "$TMPD/back"
+		if cp -r "$TMPD/tree" $mnt/tree && sync && echo 3 >/proc/sys/vm/drop_caches &&
+		   cp -r $mnt/tree "$TMPD/back" &&
+		   [ "$(cd "$TMPD/tree" && find . -type f | sort | xargs sha256sum)" = \
+		     "$(cd "$TMPD/back" && find . -type f | sort | xargs sha256sum)" ]; then
+			ok "nfs: $n files (1 B..16 MiB) copied to b and back, SHA-256 equal"
+		else
+			notok "nfs: $n files copied to b and back, SHA-256 equal"
+			nvme_klog 20
+		fi
+		fio_verify "nfs: fio O_DIRECT random 4 KiB writes on b's export, every block verified" \
+			"$mnt/fio4k" --rw=randwrite --bs=4k --size=8M --iodepth=8
+		if umount $mnt; then ok "nfs: unmounted"; else notok "nfs: unmounted"; fi
+	else
+		notok "nfs: a mounted b's export, NFS 4.2 over RDMA"
+		{ cat "$TMPD/mount"; grep nfs /proc/mounts; } | diag
+		nvme_klog 20
+	fi
+	rm -rf "$TMPD/tree" "$TMPD/back"
+	for _ in $(seq 1 20); do
+		modprobe -r rpcrdma 2>/dev/null && break
+		sleep 0.5
+	done
+	pair_put nfs.done
+}
+
 # kill_test: see the header.  Only a judges; b is killed.
 kill_test() {
 	echo "$PT" >$P/peer_timeout
@@ -416,7 +576,7 @@ if [ "$PBOOT" = 2 ]; then
 fi
 # Steps that do not exist, and those that need kiwi at both ends.
 for s in $STEPS; do
-	[[ " rping perf fwd rev imm atomic mw markers fpdu " == *" $s "* ]] ||
+	[[ " rping perf fwd rev imm atomic mw markers fpdu nvme nfs " == *" $s "* ]] ||
 		notok "step $s: no such step (KIWI_PAIR_STEPS)"
 done
 case $SIW in
@@ -424,14 +584,14 @@ case $SIW in
 *) notok "KIWI_PAIR_SIW=$SIW: a, b or nothing" ;;
 esac
 if [ -n "$SIW" ]; then
-	for s in imm atomic mw markers fpdu; do
+	for s in imm atomic mw markers fpdu nvme nfs; do
 		[[ $STEPS != *" $s "* ]] || notok "step $s: needs kiwi in both guests, not siw in $SIW"
 		STEPS=${STEPS// $s / }
 	done
 	[ "$KILL" != 1 ] || notok "step kill: needs kiwi in both guests, not siw in $SIW"
 	KILL=0
 fi
-for s in rping perf fwd rev imm atomic mw markers fpdu; do
+for s in rping perf fwd rev imm atomic mw markers fpdu nvme nfs; do
 	step $s
 done
 if [ "$KILL" = 1 ]; then
