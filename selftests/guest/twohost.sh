@@ -56,14 +56,41 @@
 #                 (1 B..16 MiB) copied there and back (SHA-256 equal, the
 #                 page cache dropped between), fio O_DIRECT random 4 KiB
 #                 writes verified; unmounted, b's nfsd stopped
+#   link          the link taken down mid-transfer and brought back: a
+#                 runs ib_write_bw -D 16 against b; 4 s in, a's NIC loses
+#                 carrier (QEMU set_link) for 6 s; the transfer must end
+#                 normally with a figure above 0 (TCP resends what the
+#                 outage lost; peer_timeout is far longer), and rping -V
+#                 between them works after it
+#   netem         a bad network on a's side: netem on a's eth0 (delay 1 ms
+#                 +- 1 ms, 1% loss, 1% duplication, 10% reordering) in
+#                 both directions' worth of traffic: rping -V at 64 KiB
+#                 both ways and ib_write_bw a -> b, the data verified;
+#                 netem removed after
+#   offload       the same traffic with the NIC's offloads off in both
+#                 guests (ethtool -K: TSO, GSO, GRO and TX checksums; what
+#                 the driver lets change): rping -V at 64 KiB and
+#                 ib_write_bw a -> b; the offloads restored after
 #   kill          (last; KIWI_PAIR_KILL=0 leaves it out, the default with
 #                 siw) with peer_timeout KIWI_PAIR_PEER_TIMEOUT (default
-#                 10) on both: a runs ib_write_bw against b, and 6 s into
-#                 the transfer b's QEMU is killed (no shutdown, no FIN,
-#                 no RST).  a's client must end with an error within
-#                 peer_timeout + 15 s, its QPs and endpoints gone soon
-#                 after; then b boots again and rping -V between them
-#                 works as before
+#                 10) on both, b's QEMU killed (no shutdown, no FIN, no
+#                 RST) 6 s into traffic, then booted again.  What runs
+#                 when b dies, KIWI_PAIR_KILL:
+#                   1, write  a's ib_write_bw to b's server
+#                   read      a's ib_read_bw from b's server (a's READs
+#                             outstanding when b dies)
+#                   nvme      a's nvme-rdma host runs fio (verify) on
+#                             b's nvmet-rdma target
+#                 For write and read, a's client must end with an error
+#                 within peer_timeout + 15 s, its QPs and endpoints gone
+#                 soon after.  For nvme, a's controller must leave "live"
+#                 (keep-alive or a queue's QP failed) within the same
+#                 bound; when b
+#                 is up again with its target, the controller reconnects
+#                 by itself and fio finishes with every block verified
+#                 (the I/O requeued across the outage); then a
+#                 disconnects.  After each, rping -V between them works
+#                 as before
 #   teardown      rdma link del, rmmod kiwi, nothing of kiwi's left
 #                 (kiwi_leak_check), in each guest still alive; in the
 #                 siw guest rdma link del siw0 and rmmod siw
@@ -82,6 +109,7 @@ PT=${KIWI_PAIR_PEER_TIMEOUT:-10}
 SIW=${KIWI_PAIR_SIW:-}
 if [ -z "$SIW" ]; then
 	KILL=${KIWI_PAIR_KILL:-1}
+	[ "$KILL" = 1 ] && KILL='write'
 	STEPS=" ${KIWI_PAIR_STEPS:-rping perf rev imm atomic mw markers} "
 else
 	KILL=${KIWI_PAIR_KILL:-0}
@@ -483,47 +511,231 @@ nfs_step() {
 	pair_put nfs.done
 }
 
+# link_step: see the header.  a takes its own link down; each side
+# judges its own end of the transfer.
+link_step() {
+	local cpid rc row
+	if [ "$ROLE" = b ]; then
+		timeout 120 ib_write_bw -R -d kiwi0 -F -D 16 -s 65536 >"$TMPD/ls" 2>&1 &
+		cpid=$!
+		wait_listen 18515 && pair_put link
+		if wait $cpid; then
+			ok "link: b's ib_write_bw server across a's 6 s link outage"
+		else
+			notok "link: b's ib_write_bw server across a's 6 s link outage"
+			diag "$TMPD/ls" | tail -5
+		fi
+		pair_put link.done
+	else
+		pair_get link 300 >/dev/null || { notok "link: b's server never listened"; return; }
+		timeout 120 ib_write_bw -R -d kiwi0 -F -D 16 -s 65536 $PEER_IP >"$TMPD/lc" 2>&1 &
+		cpid=$!
+		sleep 4
+		host_do "link a off" || notok "link: the host did not take a's link down"
+		sleep 6
+		host_do "link a on" || notok "link: the host did not bring a's link up"
+		wait $cpid
+		rc=$?
+		row=$(grep -E '^ +65536 +[0-9]+ ' "$TMPD/lc" | tail -1)
+		pair_get link.done 120 >/dev/null
+		if [ $rc -eq 0 ] && [ -n "$row" ] && awk '{ exit !($4 > 0) }' <<<"$row"; then
+			ok "link: a's ib_write_bw -D 16 across a 6 s carrier loss on a's NIC: $(awk '{ print $4 }' <<<"$row") MB/s average"
+		else
+			notok "link: a's ib_write_bw -D 16 across a 6 s carrier loss on a's NIC (rc $rc)"
+			diag "$TMPD/lc" | tail -8
+		fi
+	fi
+	rping_pair 65535 link_after
+}
+
+# netem_step: see the header.
+netem_step() {
+	local q=0
+	if [ "$ROLE" = a ]; then
+		if tc qdisc add dev $IFACE root netem delay 1ms 1ms loss 1% \
+			duplicate 1% reorder 10% 50% >"$TMPD/tc" 2>&1; then
+			q=1
+		else
+			notok "netem: on a's $IFACE"
+			diag "$TMPD/tc"
+		fi
+	fi
+	rping_pair 65535 netem_rping_ab b
+	rping_pair 65535 netem_rping_ba a
+	perf_pair ib_write_bw netem_ib_write_bw b
+	[ $q = 0 ] || tc qdisc del dev $IFACE root
+}
+
+# offloads_on: which of eth0's TSO, GSO, GRO and TX checksums are on
+# and changeable ("[fixed]" ones are the driver's business).
+offloads_on() {
+	ethtool -k $IFACE 2>/dev/null |
+		awk -F': ' '/^(tcp-segmentation-offload|generic-segmentation-offload|generic-receive-offload|tx-checksumming):/ &&
+			$2 ~ /^on/ && $2 !~ /fixed/ { printf "%s%s", (n++ ? "," : ""), $1 }'
+}
+
+# offload_step: see the header.  Each guest turns its own offloads off
+# and says which were on (the line names them).
+offload_step() {
+	local was left
+	was=$(offloads_on)
+	ethtool -K $IFACE tso off gso off gro off tx off >"$TMPD/eth" 2>&1
+	left=$(offloads_on)
+	pair_put offload
+	pair_get offload 120 >/dev/null
+	rping_pair 65535 offload_rping b
+	perf_pair ib_write_bw offload_ib_write_bw b
+	if [ -z "$left" ] && [ "$(offloads_on)" = "$left" ]; then
+		ok "offload: $ROLE's TSO, GSO, GRO and TX checksums off for the traffic above (were on: ${was:-none})"
+	else
+		notok "offload: $ROLE's TSO, GSO, GRO and TX checksums off for the traffic above (still on: $left $(offloads_on))"
+		diag "$TMPD/eth"
+	fi
+	ethtool -K $IFACE tso on gso on gro on tx on >/dev/null 2>&1
+	pair_put offload.done
+	pair_get offload.done 120 >/dev/null
+}
+
+# a_fails_within PID BOUND_MS: (a) wait for PID to end, at most
+# BOUND_MS + 30 s; prints the ms it took; 1 if it never ended (then it
+# is killed).
+a_fails_within() {
+	local t0 ms
+	t0=$(date +%s%N)
+	for _ in $(seq 1 $((($2 / 1000 + 30) * 4))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.25
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo $ms
+	if kill -0 "$1" 2>/dev/null; then
+		kill_tree "$1" KILL
+		return 1
+	fi
+}
+
+# kiwi_gone: (a) no kiwi QP and no CM endpoint left (within 20 s).
+kiwi_gone() {
+	local qps eps
+	for _ in $(seq 1 40); do
+		qps=$(rdma resource show qp 2>/dev/null | grep -c 'link kiwi0/')
+		eps=$(cat $P/cm_endpoints)
+		[ "$qps" -eq 0 ] && [ "$eps" -eq 0 ] && return 0
+		sleep 0.5
+	done
+	echo " (left: $qps QPs, $eps endpoints)"
+	return 1
+}
+
 # kill_test: see the header.  Only a judges; b is killed.
 kill_test() {
+	local tool=ib_write_bw
+	[ "$KILL" = read ] && tool=ib_read_bw
 	echo "$PT" >$P/peer_timeout
 	if [ "$ROLE" = b ]; then
-		timeout 300 ib_write_bw -R -d kiwi0 -F -D 120 -s 65536 >"$TMPD/ks" 2>&1 &
-		wait_listen 18515 && pair_put kill
-		# This guest dies here, killed by the host.
+		if [ "$KILL" = nvme ]; then
+			NVME_ADDR=$ME_IP
+			nvme_target_up >"$TMPD/tgt" 2>&1 && pair_put kill up ||
+				{ diag "$TMPD/tgt"; pair_put kill down; }
+		else
+			timeout 300 $tool -R -d kiwi0 -F -D 120 -s 65536 >"$TMPD/ks" 2>&1 &
+			wait_listen 18515 && pair_put kill up
+		fi
+		# This guest dies here, killed by the host (unless a gives up).
 		wait
+		pair_get kill.abort 600 >/dev/null
 		return
 	fi
-	local cpid t0 ms qps eps why=
-	pair_get kill 300 >/dev/null || { notok "kill: b's server never listened"; return; }
-	timeout 300 ib_write_bw -R -d kiwi0 -F -D 120 -s 65536 $PEER_IP >"$TMPD/kc" 2>&1 &
+	local cpid ms why='' bound=$(((PT + SLACK) * 1000)) what c
+	if [ "$(pair_get kill 300)" != up ]; then
+		notok "kill ($KILL): b's side never came up"
+		pair_put kill.abort
+		return
+	fi
+	if [ "$KILL" = nvme ]; then
+		NVME_ADDR=$PEER_IP
+		modprobe nvme-rdma
+		# Reconnect attempts for up to 3 min: b's reboot under TCG
+		# takes about a minute.
+		# shellcheck disable=SC2034 # read by lib.sh's nvme_connect
+		NVME_OPTS=",ctrl_loss_tmo=180"
+		if ! nvme_connect; then
+			notok "kill (nvme): a's host connected to b's target"
+			diag "$TMPD/conn"
+			pair_put kill.abort
+			return
+		fi
+		what="fio (verify) on b's NVMe namespace"
+		timeout 400 fio --name=kiwi --filename="/dev/$NVME_DEV" --direct=1 \
+			--ioengine=libaio --verify=crc32c --do_verify=1 --verify_fatal=1 \
+			--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=64M \
+			--time_based --runtime=25 --verify_backlog=32 \
+			--output="$TMPD/kfio" >"$TMPD/kfio.err" 2>&1 &
+	else
+		what="$tool"
+		timeout 300 $tool -R -d kiwi0 -F -D 120 -s 65536 $PEER_IP >"$TMPD/kc" 2>&1 &
+	fi
 	cpid=$!
 	sleep 6
 	kill -0 $cpid 2>/dev/null || why=" (the transfer had ended before the kill)"
 	host_do "kill b" || why="$why (the host did not kill b)"
-	t0=$(date +%s%N)
-	for _ in $(seq 1 $(((PT + SLACK + 30) * 4))); do
-		kill -0 $cpid 2>/dev/null || break
-		sleep 0.25
-	done
-	ms=$((($(date +%s%N) - t0) / 1000000))
-	if kill -0 $cpid 2>/dev/null; then
-		why="$why (ib_write_bw still running ${ms} ms after the kill)"
-		kill_tree $cpid KILL
-	elif wait $cpid; then
-		why="$why (ib_write_bw exited 0)"
+	if [ "$KILL" = nvme ]; then
+		# The controller leaves "live" once its keep-alive or one of
+		# its queues' QPs fails.
+		c=$(nvme_ctrl)
+		local t0
+		t0=$(date +%s%N)
+		for _ in $(seq 1 $(((PT + SLACK + 30) * 4))); do
+			[ "$(cat "$c/state" 2>/dev/null)" = live ] || break
+			sleep 0.25
+		done
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		[ "$(cat "$c/state" 2>/dev/null)" != live ] ||
+			why="$why (the controller still live ${ms} ms after the kill)"
+		[ $ms -le $bound ] || why="$why (bound $bound ms)"
+		if [ -z "$why" ]; then
+			ok "kill (nvme): b killed 6 s into $what; a's controller left live ${ms} ms later ($(cat "$c/state" 2>/dev/null); peer_timeout $PT s, bound $bound ms)"
+		else
+			notok "kill (nvme): b killed 6 s into $what, peer_timeout $PT s$why"
+			nvme_klog 20
+		fi
+		host_do "boot b" || notok "kill (nvme): the host did not boot b again"
+		# b's second boot brings its target up again; the controller
+		# reconnects by itself (reconnect_delay 1 s, ctrl_loss_tmo 60 s
+		# counted from the kill) and fio's I/O is requeued.
+		if pair_get kill2 300 >/dev/null && nvme_wait_live 120; then
+			ok "kill (nvme): a's controller reconnected to b's target after b's reboot"
+		else
+			notok "kill (nvme): a's controller reconnected to b's target after b's reboot ($(cat "$c/state" 2>/dev/null))"
+			nvme_klog 20
+		fi
+		if wait $cpid && ! grep -qi 'verify.*fail\|bad.*checksum\|err= *[1-9]' "$TMPD/kfio" "$TMPD/kfio.err"; then
+			ok "kill (nvme): fio across the outage finished, every block verified ($(awk -F'[=,]' '/issued rwts/ { printf "%s blocks written, %s read back", $3, $2 }' "$TMPD/kfio"))"
+		else
+			notok "kill (nvme): fio across the outage finished, every block verified"
+			tail -n 15 "$TMPD/kfio" "$TMPD/kfio.err" | diag
+		fi
+		nvme_disconnect || diag "$TMPD/del"
+		modprobe -r nvme-rdma
+		pair_put kill2.done
+		if why=$(kiwi_gone); then
+			ok "kill (nvme): after disconnecting, no QP or endpoint left"
+		else
+			notok "kill (nvme): after disconnecting, no QP or endpoint left$why"
+		fi
+		return
 	fi
-	[ $ms -le $(((PT + SLACK) * 1000)) ] || why="$why (bound $(((PT + SLACK) * 1000)) ms)"
-	for _ in $(seq 1 40); do
-		qps=$(rdma resource show qp 2>/dev/null | grep -c 'link kiwi0/')
-		eps=$(cat $P/cm_endpoints)
-		[ "$qps" -eq 0 ] && [ "$eps" -eq 0 ] && break
-		sleep 0.5
-	done
-	[ "$qps" -eq 0 ] && [ "$eps" -eq 0 ] || why="$why (left: $qps QPs, $eps endpoints)"
+	if ! ms=$(a_fails_within $cpid $bound); then
+		why="$why ($what still running ${ms} ms after the kill)"
+	elif wait $cpid; then
+		why="$why ($what exited 0)"
+	fi
+	[ "$ms" -le $bound ] || why="$why (bound $bound ms)"
+	why="$why$(kiwi_gone)"
 	if [ -z "$why" ]; then
-		ok "kill: b killed 6 s into ib_write_bw; a's transfer failed ${ms} ms later (peer_timeout $PT s, bound $(((PT + SLACK) * 1000)) ms), no QP or endpoint left"
+		ok "kill ($KILL): b killed 6 s into $what; a's transfer failed ${ms} ms later (peer_timeout $PT s, bound $bound ms), no QP or endpoint left"
 	else
-		notok "kill: b killed 6 s into ib_write_bw, peer_timeout $PT s$why"
+		notok "kill ($KILL): b killed 6 s into $what, peer_timeout $PT s$why"
 		diag "$TMPD/kc" | tail -8
 	fi
 	host_do "boot b" || notok "kill: the host did not boot b again"
@@ -569,6 +781,19 @@ step() {
 
 if [ "$PBOOT" = 2 ]; then
 	# b, booted again after the kill: the same setup works as before.
+	if [ "$KILL" = nvme ]; then
+		# shellcheck disable=SC2034 # read by lib.sh's nvme_target_up
+		NVME_ADDR=$ME_IP
+		if nvme_target_up >"$TMPD/tgt" 2>&1; then
+			ok "kill (nvme): b's target up again after its reboot"
+		else
+			notok "kill (nvme): b's target up again after its reboot"
+			diag "$TMPD/tgt"
+		fi
+		pair_put kill2
+		pair_get kill2.done 600 >/dev/null || notok "kill (nvme): a never finished"
+		nvme_target_down >/dev/null 2>&1
+	fi
 	rping_pair 4096 again
 	teardown
 	tap_end
@@ -576,7 +801,7 @@ if [ "$PBOOT" = 2 ]; then
 fi
 # Steps that do not exist, and those that need kiwi at both ends.
 for s in $STEPS; do
-	[[ " rping perf fwd rev imm atomic mw markers fpdu nvme nfs " == *" $s "* ]] ||
+	[[ " rping perf fwd rev imm atomic mw markers fpdu nvme nfs link netem offload " == *" $s "* ]] ||
 		notok "step $s: no such step (KIWI_PAIR_STEPS)"
 done
 case $SIW in
@@ -588,13 +813,17 @@ if [ -n "$SIW" ]; then
 		[[ $STEPS != *" $s "* ]] || notok "step $s: needs kiwi in both guests, not siw in $SIW"
 		STEPS=${STEPS// $s / }
 	done
-	[ "$KILL" != 1 ] || notok "step kill: needs kiwi in both guests, not siw in $SIW"
+	[ "$KILL" = 0 ] || notok "step kill: needs kiwi in both guests, not siw in $SIW"
 	KILL=0
 fi
-for s in rping perf fwd rev imm atomic mw markers fpdu nvme nfs; do
+case $KILL in
+0|write|read|nvme) ;;
+*) notok "KIWI_PAIR_KILL=$KILL: 0, 1, write, read or nvme"; KILL=0 ;;
+esac
+for s in rping perf fwd rev imm atomic mw markers fpdu nvme nfs link netem offload; do
 	step $s
 done
-if [ "$KILL" = 1 ]; then
+if [ "$KILL" != 0 ]; then
 	kill_test
 	[ "$ROLE" = a ] && rping_pair 4096 again
 fi
