@@ -588,52 +588,13 @@ static int kiwi_qp_check_cap(struct kiwi_device *kdev,
  * connection with a TERMINATE, so WRs with immediate data are refused
  * locally unless this says the peers do.  Read when a QP is created:
  * a per-QP default that may be changed between QPs.  Receiving them
- * is always on.
+ * is always on.  (rfc7306_atomics is main.c's: changing it changes what
+ * the devices report.)
  */
 static bool kiwi_imm_default;
 module_param_named(rfc7306_imm, kiwi_imm_default, bool, 0644);
 MODULE_PARM_DESC(rfc7306_imm,
 		 "QPs created from now on may send RFC 7306 immediate data: their peers support it (default: off)");
-
-/*
- * RFC 7306 atomics, the same way: section 1.1 again, so a module
- * parameter says the peers have them.  Read when a QP is created and
- * for both directions: a QP created without it neither sends atomic WRs
- * (refused locally, before a peer like siw would end the connection
- * with a TERMINATE) nor executes a peer's Atomic Request (TERMINATE
- * Unexpected OpCode), and the device then reports atomic_cap NONE.
- */
-static bool kiwi_atomic_default;
-
-/*
- * Changing it also changes the atomic_cap of existing devices: uverbs
- * answers the plain query_device from the attributes kept at
- * registration, and perftest's ib_atomic_* read it there.
- */
-static int kiwi_atomic_param_set(const char *val,
-				 const struct kernel_param *kp)
-{
-	int rv = param_set_bool(val, kp);
-
-	if (!rv)
-		kiwi_devices_atomic_cap(kiwi_atomics_enabled() ?
-					IB_ATOMIC_HCA : IB_ATOMIC_NONE);
-	return rv;
-}
-
-static const struct kernel_param_ops kiwi_atomic_param_ops = {
-	.set = kiwi_atomic_param_set,
-	.get = param_get_bool,
-};
-module_param_cb(rfc7306_atomics, &kiwi_atomic_param_ops, &kiwi_atomic_default,
-		0644);
-MODULE_PARM_DESC(rfc7306_atomics,
-		 "QPs created from now on use RFC 7306 atomics (fetch-and-add, compare-and-swap; atomic_cap HCA): their peers support them (default: off)");
-
-bool kiwi_atomics_enabled(void)
-{
-	return READ_ONCE(kiwi_atomic_default);
-}
 
 static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
 {
@@ -744,7 +705,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->ird = KIWI_MAX_IRD;
 	qp->ord = KIWI_MAX_ORD;
 	qp->imm_tx = READ_ONCE(kiwi_imm_default);
-	qp->atomic = kiwi_atomics_enabled();
+	qp->atomic = READ_ONCE(kdev->atomics);
 
 	rv = kiwi_qp_alloc_queues(qp, attr, udata);
 	if (rv)
