@@ -423,6 +423,15 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	/* A responder that chose a SEND RTR waits for the initiator's. */
 	if (!rtr && qp->rtr == KIWI_MPA_RTR_SEND)
 		kiwi_rx_expect_rtr_send(qp);
+	/*
+	 * An initiator whose RTR is a zero-length READ (RFC 6581) takes the
+	 * first zero-length READ Response as its answer.  Set here, before
+	 * RTS and before the socket delivers to the QP, so the first FPDU
+	 * finds it; the transmit path sends that READ first of all (the
+	 * peer can answer no READ of ours before it).
+	 */
+	if (rtr == KIWI_MPA_RTR_READ)
+		kiwi_rx_expect_rtr_read(qp);
 	kiwi_qp_reset_msn(qp);
 	qp->crc = crc;
 	qp->large_fpdu = large;

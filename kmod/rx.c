@@ -1105,8 +1105,8 @@ void kiwi_rx_release(struct kiwi_qp *qp)
 
 /*
  * Our ready-to-receive message is a zero-length READ (RFC 6581): its
- * zero-length response answers no work request of the consumer's.
- * Called by the transmit path just before the READ goes out.
+ * zero-length response answers no work request of the consumer's.  At
+ * connection, after kiwi_rx_reset(), before the READ can go out.
  */
 void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp)
 {

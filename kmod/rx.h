@@ -61,12 +61,12 @@ struct kiwi_rx {
 	u32 term_len;
 
 	/*
-	 * Facts kept apart from ord: orq_skip is written by the transmit
-	 * side (just before our RTR READ goes out), resp_due is work for
+	 * Facts kept apart from ord: orq_skip is set at connection (our
+	 * RTR is a READ) and cleared by its response, resp_due is work for
 	 * after the socket read (any number of requests may set it),
 	 * worker says which context reads the socket.
 	 */
-	u32 orq_skip;			/* our RTR READ is outstanding */
+	u32 orq_skip;			/* our RTR READ is due or outstanding */
 	bool resp_due;			/* a READ request awaits an answer */
 	bool worker;			/* bulk: rx_work reads the socket */
 	u64 t_ready;			/* ns: the socket last had news */

@@ -266,8 +266,7 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 	struct kiwi_src none = { .qp = qp };
 
 	switch (kind) {
-	case KIWI_MPA_RTR_READ:
-		kiwi_rx_expect_rtr_read(qp);
+	case KIWI_MPA_RTR_READ:	/* rx expects its response (qp.c) */
 		return kiwi_tx_read_req(qp, sock, 0, 0, 0, 0, 0);
 	case KIWI_MPA_RTR_SEND:
 		kiwi_tx_hdr_untagged(qp, KIWI_OP_SEND, true, KIWI_QN_SEND,
