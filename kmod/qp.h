@@ -222,6 +222,7 @@ int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr, u32 max_sge,
 
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
 void kiwi_qp_read_done(struct kiwi_qp *qp);
+bool kiwi_sq_waiting(struct kiwi_qp *qp);
 void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status);
 int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig);
 void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl);

@@ -206,12 +206,25 @@ static int kiwi_rx_place_read_resp(struct kiwi_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
+/*
+ * Our READ or atomic completed and gave its ORD credit back.  That
+ * matters only to a WQE already waiting for it; an idle send queue
+ * needs no worker wake-up (one per READ otherwise).
+ */
+static void kiwi_rx_ord_freed(struct kiwi_qp *qp)
+{
+	if (kiwi_sq_waiting(qp))
+		kiwi_tx_kick(qp);
+}
+
 static void kiwi_rx_end_read_resp(struct kiwi_qp *qp, enum kiwi_order_end e)
 {
-	if (e == KIWI_OE_RTR)
+	if (e == KIWI_OE_RTR) {
 		qp->rx.orq_skip = 0;
-	else if (e == KIWI_OE_MSG)
+	} else if (e == KIWI_OE_MSG) {
 		kiwi_qp_read_done(qp);
+		kiwi_rx_ord_freed(qp);
+	}
 }
 
 /* ---- SEND, SEND with Invalidate, with Solicited Event, with both ---- */
@@ -579,6 +592,8 @@ static void kiwi_rx_end_atomic_resp(struct kiwi_qp *qp,
 	else if (rv)		/* our own sink is gone: a local error */
 		kiwi_rx_fail(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
 			     KIWI_RC_CATASTROPHIC_STREAM);
+	else
+		kiwi_rx_ord_freed(qp);
 }
 
 /* ---- the table ---- */
