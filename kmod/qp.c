@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kiwi: queue pairs -- the verbs (create, modify, query, destroy), the
- * QP state machine's one writer (kiwi_qp_next(), driven by the table of
- * include/kiwi/qpfsm.h), and the events the connection and the data
- * path report (connected, disconnected, protocol error, peer TERMINATE).  The send queue engine is sq.c, the
- * receive queues and SRQs rq.c, work request posting post.c.
+ * events the connection reports (connected, disconnected), and the
+ * actions the data path's events leave to the QP's work item.  The
+ * state's one writer and the data path's one event function are
+ * qpev.c's; the send queue engine is sq.c, the receive queues and SRQs
+ * rq.c, work request posting post.c.
  *
  * Send queues, receive queues and SRQs are rings in the format of
  * include/uapi/rdma/kiwi-abi.h (see Documentation/rings.rst).  User QPs
@@ -26,92 +27,8 @@
 #include "cq.h"
 #include "qp.h"
 #include "verbs.h"
-#include "trace.h"
 
 #define KIWI_QPN_MAX	((1U << 24) - 1)
-
-/*
- * Tell the provider the QP state: it decides ENOTCONN and doorbells from
- * it.  Out of RTS nothing transmits, so BUSY is cleared as well; the
- * barrier orders both before any flush that follows, which pairs with
- * the provider's "publish prod, full barrier, read state and BUSY": a
- * WQE the flush misses is seen to need a doorbell.
- */
-static void kiwi_qp_publish_state(struct kiwi_qp *qp)
-{
-	enum kiwi_qp_state state = kiwi_qp_state(qp);
-
-	kiwi_ring_set_qp_state(&qp->sq_ring, state);
-	if (state != KIWI_QP_RTS)
-		kiwi_ring_set_flags(&qp->sq_ring, 0);
-	/* Pairs with the provider's fences in sq_published(), post_recv(). */
-	smp_mb();
-}
-
-/* The table's IB states are the kernel's (and the uverbs ABI's). */
-#define KIWI_IBS_IS(s)	((int)KIWI_IBS_##s == (int)IB_QPS_##s)
-static_assert(KIWI_IBS_IS(RESET) && KIWI_IBS_IS(INIT) && KIWI_IBS_IS(RTR) &&
-	      KIWI_IBS_IS(RTS) && KIWI_IBS_IS(SQD) && KIWI_IBS_IS(SQE) &&
-	      KIWI_IBS_IS(ERR));
-
-/*
- * @qp went from iWARP state @from to @to on @ev: the kiwi_qp_state
- * tracepoint and, with dynamic debug on (module kiwi +p), a kernel log
- * line.
- */
-static void kiwi_qp_state_event(struct kiwi_qp *qp, enum kiwi_qp_event ev,
-				int from, int to)
-{
-	if (from == to)
-		return;
-	trace_kiwi_qp_state(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
-			    from, to, ev);
-	kiwi_qp_dbg(qp, "%s -> %s on %s\n", kiwi_qp_state_name(from),
-		    kiwi_qp_state_name(to), kiwi_qp_event_name(ev));
-}
-
-/*
- * Event @ev is illegal for @qp in @state: counted in
- * qp_illegal_transitions, which counts exactly these refusals.
- */
-static void kiwi_qp_refused(struct kiwi_qp *qp, unsigned int ev, int state)
-{
-	kiwi_qp_stat_add(qp, KIWI_STAT_QP_BAD_TRANSITION, 1);
-	kiwi_qp_dbg(qp, "%s refused in %s\n", kiwi_qp_event_name(ev),
-		    kiwi_qp_state_name(state));
-}
-
-/*
- * The one function that changes a QP's state: event @ev, looked up for
- * the current state in the table (include/kiwi/qpfsm.h) and applied in
- * one atomic step.  Returns the actions (KIWI_QPA_*) the transition asks
- * the caller to perform -- 0 if the table ignores @ev in this state --
- * or -EINVAL, counted, if the table refuses it.  The modify verbs' and
- * the CM's events hold state_lock; the data path's come from any
- * context, and the compare-and-exchange orders them.
- */
-static int kiwi_qp_next(struct kiwi_qp *qp, enum kiwi_qp_event ev)
-{
-	u32 old = READ_ONCE(qp->st);
-	struct kiwi_qpfsm_step step;
-	enum kiwi_qp_state cur;
-
-	if (kiwi_qpfsm_locked(ev))
-		lockdep_assert_held(&qp->state_lock);
-	do {
-		cur = old & 0xff;
-		step = kiwi_qpfsm(cur, ev);
-		if (!step.legal) {
-			kiwi_qp_refused(qp, ev, cur);
-			return -EINVAL;
-		}
-		if (!(step.act & KIWI_QPA_WRITE))
-			return 0;
-	} while (!try_cmpxchg(&qp->st, &old, KIWI_QP_ST(step.next, step.ib)));
-	kiwi_qp_state_event(qp, ev, cur, step.next);
-	kiwi_qp_publish_state(qp);
-	return step.act;
-}
 
 /* ---- reference counting (shared with the iw_cm) ---- */
 
@@ -239,25 +156,6 @@ struct kiwi_qp *kiwi_qp_find(struct iw_cm_id *id, int qpn)
 	return qp;
 }
 
-/*
- * Queue a completion of @qp on @cq.  A full CQ loses it: the CQ reports
- * IB_EVENT_CQ_ERR (cq.c), and the QP must not go on as if its consumer
- * had heard.  It fails, from its transmit worker: callers hold queue
- * locks here, and failing the QP flushes those queues.
- */
-void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
-		    const struct kiwi_cqe *cqe, bool solicited)
-{
-	if (kiwi_cq_add(cq, cqe, solicited) != -ENOSPC)
-		return;
-	kiwi_qp_stat_add(qp, KIWI_STAT_CQ_OVERFLOW, 1);
-	if (!xchg(&qp->cq_overflow, true)) {
-		kiwi_qp_dbg(qp, "CQ %u full: a completion is lost, the QP fails\n",
-			    cq->ibcq.res.id);
-		kiwi_tx_kick(qp);
-	}
-}
-
 static void kiwi_qp_reset_msn(struct kiwi_qp *qp)
 {
 	int i;
@@ -280,86 +178,31 @@ static void kiwi_qp_fatal_event(struct kiwi_qp *qp)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* Status for the requester's failed WR, from the peer's TERMINATE. */
-static enum ib_wc_status kiwi_term_status(u32 ctrl)
-{
-	u8 layer = ctrl >> KIWI_TERM_LAYER_SHIFT;
-	u8 etype = (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
-
-	if ((layer == KIWI_TL_RDMAP && etype == KIWI_RT_PROTECTION) ||
-	    (layer == KIWI_TL_DDP && etype == KIWI_DT_TAGGED))
-		return IB_WC_REM_ACCESS_ERR;
-	if (layer == KIWI_TL_DDP && etype == KIWI_DT_UNTAGGED)
-		return IB_WC_REM_INV_REQ_ERR;
-	return IB_WC_REM_OP_ERR;
-}
-
-/* Fail the oldest transmitted WR with @status (the peer's TERMINATE). */
-static void kiwi_qp_fail_oldest(struct kiwi_qp *qp, enum ib_wc_status status)
-{
-	unsigned long flags;
-	u32 i;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	for (i = 0; i < qp->sq_tx; i++) {
-		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
-
-		if (slot->state != KIWI_SQE_DONE) {
-			slot->state = KIWI_SQE_DONE;
-			slot->status = status;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-}
-
 /*
- * The data path's error @ev (any context): leave RTS or CLOSING for
- * TERMINATE and do what the table asks -- flush the RQ, queue the
- * TERMINATE @term_ctrl or fail the oldest WR with the peer's, tell the
- * consumer, have the CM abort the connection.  Nothing if the QP had
- * already left (the first error won) or was never connected.
+ * What kiwi_qp_event() left to process context (qpev.c): the actions
+ * that reach up from the data path -- the receive queue's flush, the
+ * sender's wake-up for the TERMINATE, the consumer's QP_FATAL, the CM's
+ * abort -- in the table's order, and the failure a lost completion
+ * calls for, unless a reset since forgot it (KIWI_QPA_RESET).  Flushed
+ * before the QP leaves its endpoint (kiwi_qp_unbind()), cancelled before
+ * it goes (kiwi_destroy_qp()).
  */
-static void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_qp_event ev,
-			 u32 term_ctrl)
+static void kiwi_qp_ev_work(struct work_struct *work)
 {
-	int act = kiwi_qp_next(qp, ev);
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, ev_work);
+	unsigned long todo = atomic_long_xchg(&qp->ev_todo, 0);
 
-	if (act <= 0)
-		return;
-	if (act & KIWI_QPA_FLUSH_RQ)
+	if (todo & BIT(KIWI_QPT_FLUSH_RQ))
 		kiwi_qp_flush_rq(qp);
-	if (act & KIWI_QPA_SEND_TERM) {
-		kiwi_qp_dbg(qp, "TERMINATE to send: layer %u type %u code 0x%02x\n",
-			    term_ctrl >> KIWI_TERM_LAYER_SHIFT,
-			    (term_ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
-			    (term_ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
-		qp->tx.term_ctrl = term_ctrl;
-		WRITE_ONCE(qp->tx.term_pending, true);
+	if (todo & BIT(KIWI_QPT_KICK_TX))
 		kiwi_tx_kick(qp);
-	}
-	if (act & KIWI_QPA_FAIL_WR) {
-		kiwi_qp_dbg(qp, "peer's TERMINATE: the oldest WR sent fails: %s\n",
-			    ib_wc_status_msg(kiwi_term_status(term_ctrl)));
-		kiwi_qp_fail_oldest(qp, kiwi_term_status(term_ctrl));
-	}
-	if (act & KIWI_QPA_FATAL)
+	if (todo & BIT(KIWI_QPT_FATAL))
 		kiwi_qp_fatal_event(qp);
-	if (act & KIWI_QPA_ABORT)
+	if (todo & BIT(KIWI_QPT_ABORT))
 		kiwi_cm_qp_closing(qp, true);
-}
-
-/*
- * A protocol error was detected locally: send TERMINATE with the given
- * code (not for a failed TCP stream, which cannot carry it), move to
- * error, and have the CM abort the connection.
- */
-void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
-{
-	bool llp = layer == KIWI_TL_LLP && ecode == KIWI_LC_TCP_ERR;
-
-	kiwi_qp_fail(qp, llp ? KIWI_QPE_LLP_ERROR : KIWI_QPE_LOCAL_ERROR,
-		     kiwi_term_ctrl(layer, etype, ecode));
+	if ((todo & BIT(KIWI_QPT_CQ_OVERFLOW)) && READ_ONCE(qp->cq_overflow))
+		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
+			      KIWI_RC_CATASTROPHIC_STREAM);
 }
 
 /* The next QP after number *@qpn, referenced (as kiwi_qp_lookup()). */
@@ -393,12 +236,6 @@ void kiwi_qp_fail_all(struct kiwi_device *kdev)
 		kiwi_qp_error(qp, KIWI_TL_LLP, 0, KIWI_LC_TCP_ERR);
 		kiwi_qp_put(&qp->ibqp);
 	}
-}
-
-/* The peer terminated: fail the oldest transmitted WR with its reason. */
-void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl)
-{
-	kiwi_qp_fail(qp, KIWI_QPE_TERMINATE_RECEIVED, term_ctrl);
 }
 
 /* The CM has an established MPA connection for this QP. */
@@ -547,6 +384,13 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
  */
 void kiwi_qp_unbind(struct kiwi_qp *qp)
 {
+	/*
+	 * The connection's engines are stopped: no event of this
+	 * connection is still to come, and what the last ones left (an
+	 * abort, which reads qp->ep) is done before the endpoint goes.
+	 * The handler only queues the CM's work, never takes ep->lock.
+	 */
+	flush_work(&qp->ev_work);
 	mutex_lock(&qp->state_lock);
 	WRITE_ONCE(qp->ep, NULL);
 	mutex_unlock(&qp->state_lock);
@@ -700,6 +544,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	kref_init(&qp->ref);
 	init_completion(&qp->freed);
 	mutex_init(&qp->state_lock);
+	INIT_WORK(&qp->ev_work, kiwi_qp_ev_work);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	/* An RNIC's QP starts in INIT (rdma-core tests.test_qp expects it). */
@@ -776,6 +621,15 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_qp_put(ibqp);
 	wait_for_completion(&qp->freed);
 
+	/*
+	 * No endpoint has the QP any more (the CM's reference is gone), so
+	 * no socket delivers to it and no sender has a socket.  The event
+	 * work goes first, as its handler may kick tx.work; and in ERROR,
+	 * where the ERR above put the QP, every data-path event is ignored
+	 * (qpfsm.h), so nothing but a lost completion could queue it again,
+	 * and nothing completes without a connection.
+	 */
+	cancel_work_sync(&qp->ev_work);
 	cancel_work_sync(&qp->tx.work);
 	kiwi_tx_drop_cpu(qp);
 	kiwi_rx_stop(qp);

@@ -12,11 +12,6 @@
 #include "qp.h"
 #include "stag.h"
 
-struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx)
-{
-	return &qp->sq[idx & (qp->sq_size - 1)];
-}
-
 /*
  * WQEs posted and not retired, as the producer index claims.  A claim
  * beyond the ring (a corrupted index) is clamped; *@sane says so.
