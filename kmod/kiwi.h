@@ -13,7 +13,7 @@
  * ring.h, wr.h, rx.h and tx.h), stag.h (the memory layer's public part),
  * verbs.h (the ib_device_ops entry points).  Private to the files of one
  * layer: cm.h (cm.c, mpa.c, iwcm.c), mem.h (mem.c, place.c, frmr.c,
- * mw.c), rxterm.h (rx.c, rxterm.c), fpdu.h (tx.c, fpdu.c); trace.h
+ * mw.c), rxterm.h (rx.c, rxops.c, rxterm.c), fpdu.h (tx.c, fpdu.c); trace.h
  * (tracepoints) is included by the files that fire them.
  */
 #ifndef KIWI_H

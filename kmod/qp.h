@@ -2,8 +2,8 @@
 /*
  * kiwi: the QP layer -- the queue pair (struct kiwi_qp: its state word
  * and the helpers that read it, its counters, its send and receive
- * queues), the SRQ, and the calls of qp.c, qpev.c, sq.c, rq.c and post.c
- * that the rest of the module and each other make.  Included by every file
+ * queues), the SRQ, and the calls of qp.c, qpev.c, qpverbs.c, sq.c, rq.c
+ * and post.c that the rest of the module and each other make.  Included by every file
  * that works on a QP; it includes the headers of what a QP holds
  * (ring.h, wr.h, rx.h, tx.h).  The QP and SRQ verbs are in verbs.h.
  */
@@ -231,7 +231,7 @@ bool kiwi_qp_hold_over(struct kiwi_qp *qp);
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
 void kiwi_qp_unbind(struct kiwi_qp *qp);
 void kiwi_qp_fail_all(struct kiwi_device *kdev);
-/* The QP layer's own, shared by qp.c, sq.c, rq.c and post.c. */
+/* The QP layer's own, shared by its files and post.c. */
 #define KIWI_USGE_SIZE	sizeof(struct kiwi_usge)
 
 static inline u32 kiwi_ring_slots(u32 wr)
@@ -277,5 +277,8 @@ int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig);
 void kiwi_qp_get(struct ib_qp *ibqp);
 void kiwi_qp_put(struct ib_qp *ibqp);
 struct kiwi_qp *kiwi_qp_find(struct iw_cm_id *id, int qpn);
+/* qp.c: the state changes of the verbs, for qpverbs.c */
+void kiwi_qp_init_state(struct kiwi_qp *qp);
+int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to);
 
 #endif /* KIWI_QP_H */

@@ -3,7 +3,7 @@
  * kiwi: the receive path's handling of a peer's TERMINATE (RFC 5040
  * section 4.8) -- its bytes kept for kiwi_term_parse() as they arrive,
  * then the verdict logged and the QP failed: the TERMINATE row of
- * rx.c's kiwi_rx_ops[].
+ * rxops.c's kiwi_rx_ops[].
  */
 #include <linux/skbuff.h>
 

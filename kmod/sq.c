@@ -334,7 +334,7 @@ int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig)
 	if (!slot)
 		return -EPROTO;
 
-	/* Only rx.c completes ORQ entries, so the slot is still ours. */
+	/* Only rxops.c completes ORQ entries, so the slot is still ours. */
 	mem = kiwi_mem_get(qp->kdev, lkey);
 	if (mem) {
 		if (!kiwi_mem_check(mem, qp->ibqp.pd, addr, KIWI_ATOMIC_LEN,
