@@ -2,7 +2,8 @@
 /*
  * kiwi: completion queues (cq.c) -- the CQ and its entries, and the call
  * that queues one.  Included by cq.c, by the files that complete work
- * requests (qp.c, sq.c, rq.c, rx.c) and by main.c (the object's size).
+ * requests (qpev.c, qpverbs.c, sq.c, rq.c, rxops.c) and by main.c (the
+ * object's size).
  * The CQ verbs are in verbs.h.
  */
 #ifndef KIWI_CQ_H

@@ -13,7 +13,7 @@
  * ring.h, wr.h, rx.h and tx.h), stag.h (the memory layer's public part),
  * verbs.h (the ib_device_ops entry points).  Private to the files of one
  * layer: cm.h (cm.c, mpa.c, iwcm.c), mem.h (mem.c, place.c, frmr.c,
- * mw.c), rxterm.h (rx.c, rxterm.c), fpdu.h (tx.c, fpdu.c); trace.h
+ * mw.c), rxterm.h (rx.c, rxops.c, rxterm.c), fpdu.h (tx.c, fpdu.c); trace.h
  * (tracepoints) is included by the files that fire them.
  */
 #ifndef KIWI_H
@@ -57,8 +57,6 @@ struct kiwi_limits {
 
 extern struct kiwi_limits kiwi_limits;
 extern bool kiwi_crc_default;
-/* qp.c: module parameter rfc7306_atomics */
-bool kiwi_atomics_enabled(void);
 
 /*
  * Buckets of each latency histogram among the counters (stats.c): bucket
@@ -121,6 +119,7 @@ struct kiwi_device {
 	struct net_device *netdev;	/* referenced for the device's life */
 	netdevice_tracker netdev_tracker;
 	struct list_head list;		/* on kiwi_dev_list */
+	bool atomics;			/* rfc7306_atomics, as of now (main.c) */
 	u8 mac[ETH_ALEN];		/* GID and node GUID source */
 
 	struct kiwi_limits lim;
@@ -196,7 +195,6 @@ static inline bool kiwi_res_get(atomic_t *count, u32 max)
 extern struct workqueue_struct *kiwi_wq;
 int kiwi_cpu_get(int app);
 void kiwi_cpu_put(int cpu);
-void kiwi_devices_atomic_cap(enum ib_atomic_cap cap);
 
 /* cm.c: connection management, the calls other layers make */
 int kiwi_cm_init(void);

@@ -117,16 +117,59 @@ static DEFINE_MUTEX(kiwi_dev_mutex);
 
 static void kiwi_dealloc_driver(struct ib_device *ibdev);
 
-/* Module parameter rfc7306_atomics changed: what every device reports. */
-void kiwi_devices_atomic_cap(enum ib_atomic_cap cap)
+/*
+ * RFC 7306 atomics: section 1.1 leaves it to the ULP, out of band, to
+ * know that the peer has them (as for Immediate Data, qp.c's
+ * rfc7306_imm), so a module parameter says the peers do.  Each device
+ * keeps a copy (kdev->atomics), which a QP reads when it is created and
+ * keeps for both directions: a QP created without it neither sends
+ * atomic WRs (refused locally, before a peer like siw would end the
+ * connection with a TERMINATE) nor executes a peer's Atomic Request
+ * (TERMINATE Unexpected OpCode), and the device then reports atomic_cap
+ * NONE.  The parameter lives here, beside the device list it updates,
+ * so that the QP layer reads its device and never calls up to main.c.
+ */
+static bool kiwi_atomic_default;
+
+/*
+ * Changing it also changes the atomic_cap of existing devices: uverbs
+ * answers the plain query_device from the attributes kept at
+ * registration, and perftest's ib_atomic_* read it there.  Under
+ * kiwi_dev_mutex, which also covers a new device's copy (kiwi_newlink()).
+ */
+static void kiwi_devices_atomics(bool on)
 {
 	struct kiwi_device *kdev;
 
-	mutex_lock(&kiwi_dev_mutex);
-	list_for_each_entry(kdev, &kiwi_dev_list, list)
-		WRITE_ONCE(kdev->ibdev.attrs.atomic_cap, cap);
-	mutex_unlock(&kiwi_dev_mutex);
+	lockdep_assert_held(&kiwi_dev_mutex);
+	list_for_each_entry(kdev, &kiwi_dev_list, list) {
+		WRITE_ONCE(kdev->atomics, on);
+		WRITE_ONCE(kdev->ibdev.attrs.atomic_cap,
+			   on ? IB_ATOMIC_HCA : IB_ATOMIC_NONE);
+	}
 }
+
+static int kiwi_atomic_param_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	int rv;
+
+	mutex_lock(&kiwi_dev_mutex);
+	rv = param_set_bool(val, kp);
+	if (!rv)
+		kiwi_devices_atomics(READ_ONCE(kiwi_atomic_default));
+	mutex_unlock(&kiwi_dev_mutex);
+	return rv;
+}
+
+static const struct kernel_param_ops kiwi_atomic_param_ops = {
+	.set = kiwi_atomic_param_set,
+	.get = param_get_bool,
+};
+module_param_cb(rfc7306_atomics, &kiwi_atomic_param_ops, &kiwi_atomic_default,
+		0644);
+MODULE_PARM_DESC(rfc7306_atomics,
+		 "QPs created from now on use RFC 7306 atomics (fetch-and-add, compare-and-swap; atomic_cap HCA): their peers support them (default: off)");
 
 /*
  * <ibdev>/kiwi_abi_version in sysfs: the provider knows its devices by
@@ -364,6 +407,7 @@ static int kiwi_newlink(const char *name, struct net_device *netdev)
 	 * removal may unregister and free the device at any time.
 	 */
 	mutex_lock(&kiwi_dev_mutex);
+	kdev->atomics = READ_ONCE(kiwi_atomic_default);
 	list_add_tail(&kdev->list, &kiwi_dev_list);
 	mutex_unlock(&kiwi_dev_mutex);
 

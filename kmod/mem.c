@@ -334,7 +334,7 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  * RDMAP's code for an invalid STag is 0, which reads as "no violation"
  * here: an STag that is not valid, or not usable by this access, is
  * reported as not associated instead, which callers answer exactly as
- * an invalid one (rx.c: kiwi_rx_remote_why()).
+ * an invalid one (rxops.c: kiwi_rx_remote_why()).
  */
 #define KIWI_MEM_REFUSED	KIWI_RC_STAG_NOT_ASSOC
 

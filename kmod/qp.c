@@ -1,117 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kiwi: queue pairs -- the verbs (create, modify, query, destroy), the
- * QP state machine's one writer (kiwi_qp_next(), driven by the table of
- * include/kiwi/qpfsm.h), and the events the connection and the data
- * path report (connected, disconnected, protocol error, peer TERMINATE).  The send queue engine is sq.c, the
- * receive queues and SRQs rq.c, work request posting post.c.
- *
- * Send queues, receive queues and SRQs are rings in the format of
- * include/uapi/rdma/kiwi-abi.h (see Documentation/rings.rst).  User QPs
- * and SRQs share them with the provider, which writes WQEs directly;
- * kernel consumers' WRs are encoded into the same format by post_send /
- * post_recv.  Either way a WQE is copied out of its ring slot once, when
- * the kernel starts it, and validated on that copy: ring contents and the
- * producer index are never trusted.
+ * kiwi: queue pairs -- references and the iw_cm's lookup, the state
+ * changes the verbs and the connection ask for (modify_qp's and
+ * destroy_qp's, connected, disconnected), and the actions the data
+ * path's events leave to the QP's work item.  The state's one writer
+ * and the data path's one event function are qpev.c's; the QP verbs'
+ * entry points (create, destroy, modify, query) qpverbs.c's; the send
+ * queue engine is sq.c, the receive queues and SRQs rq.c, work request
+ * posting post.c.
  */
-#include <linux/log2.h>
-#include <linux/slab.h>
-#include <linux/vmalloc.h>
-#include <net/netlink.h>
 #include <rdma/rdma_cm.h>
-#include <rdma/rdma_netlink.h>
-#include <rdma/restrack.h>
-#include <rdma/uverbs_ioctl.h>
 
-#include "cq.h"
 #include "qp.h"
 #include "verbs.h"
-#include "trace.h"
-
-#define KIWI_QPN_MAX	((1U << 24) - 1)
-
-/*
- * Tell the provider the QP state: it decides ENOTCONN and doorbells from
- * it.  Out of RTS nothing transmits, so BUSY is cleared as well; the
- * barrier orders both before any flush that follows, which pairs with
- * the provider's "publish prod, full barrier, read state and BUSY": a
- * WQE the flush misses is seen to need a doorbell.
- */
-static void kiwi_qp_publish_state(struct kiwi_qp *qp)
-{
-	enum kiwi_qp_state state = kiwi_qp_state(qp);
-
-	kiwi_ring_set_qp_state(&qp->sq_ring, state);
-	if (state != KIWI_QP_RTS)
-		kiwi_ring_set_flags(&qp->sq_ring, 0);
-	/* Pairs with the provider's fences in sq_published(), post_recv(). */
-	smp_mb();
-}
-
-/* The table's IB states are the kernel's (and the uverbs ABI's). */
-#define KIWI_IBS_IS(s)	((int)KIWI_IBS_##s == (int)IB_QPS_##s)
-static_assert(KIWI_IBS_IS(RESET) && KIWI_IBS_IS(INIT) && KIWI_IBS_IS(RTR) &&
-	      KIWI_IBS_IS(RTS) && KIWI_IBS_IS(SQD) && KIWI_IBS_IS(SQE) &&
-	      KIWI_IBS_IS(ERR));
-
-/*
- * @qp went from iWARP state @from to @to on @ev: the kiwi_qp_state
- * tracepoint and, with dynamic debug on (module kiwi +p), a kernel log
- * line.
- */
-static void kiwi_qp_state_event(struct kiwi_qp *qp, enum kiwi_qp_event ev,
-				int from, int to)
-{
-	if (from == to)
-		return;
-	trace_kiwi_qp_state(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
-			    from, to, ev);
-	kiwi_qp_dbg(qp, "%s -> %s on %s\n", kiwi_qp_state_name(from),
-		    kiwi_qp_state_name(to), kiwi_qp_event_name(ev));
-}
-
-/*
- * Event @ev is illegal for @qp in @state: counted in
- * qp_illegal_transitions, which counts exactly these refusals.
- */
-static void kiwi_qp_refused(struct kiwi_qp *qp, unsigned int ev, int state)
-{
-	kiwi_qp_stat_add(qp, KIWI_STAT_QP_BAD_TRANSITION, 1);
-	kiwi_qp_dbg(qp, "%s refused in %s\n", kiwi_qp_event_name(ev),
-		    kiwi_qp_state_name(state));
-}
-
-/*
- * The one function that changes a QP's state: event @ev, looked up for
- * the current state in the table (include/kiwi/qpfsm.h) and applied in
- * one atomic step.  Returns the actions (KIWI_QPA_*) the transition asks
- * the caller to perform -- 0 if the table ignores @ev in this state --
- * or -EINVAL, counted, if the table refuses it.  The modify verbs' and
- * the CM's events hold state_lock; the data path's come from any
- * context, and the compare-and-exchange orders them.
- */
-static int kiwi_qp_next(struct kiwi_qp *qp, enum kiwi_qp_event ev)
-{
-	u32 old = READ_ONCE(qp->st);
-	struct kiwi_qpfsm_step step;
-	enum kiwi_qp_state cur;
-
-	if (kiwi_qpfsm_locked(ev))
-		lockdep_assert_held(&qp->state_lock);
-	do {
-		cur = old & 0xff;
-		step = kiwi_qpfsm(cur, ev);
-		if (!step.legal) {
-			kiwi_qp_refused(qp, ev, cur);
-			return -EINVAL;
-		}
-		if (!(step.act & KIWI_QPA_WRITE))
-			return 0;
-	} while (!try_cmpxchg(&qp->st, &old, KIWI_QP_ST(step.next, step.ib)));
-	kiwi_qp_state_event(qp, ev, cur, step.next);
-	kiwi_qp_publish_state(qp);
-	return step.act;
-}
 
 /* ---- reference counting (shared with the iw_cm) ---- */
 
@@ -239,25 +140,6 @@ struct kiwi_qp *kiwi_qp_find(struct iw_cm_id *id, int qpn)
 	return qp;
 }
 
-/*
- * Queue a completion of @qp on @cq.  A full CQ loses it: the CQ reports
- * IB_EVENT_CQ_ERR (cq.c), and the QP must not go on as if its consumer
- * had heard.  It fails, from its transmit worker: callers hold queue
- * locks here, and failing the QP flushes those queues.
- */
-void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
-		    const struct kiwi_cqe *cqe, bool solicited)
-{
-	if (kiwi_cq_add(cq, cqe, solicited) != -ENOSPC)
-		return;
-	kiwi_qp_stat_add(qp, KIWI_STAT_CQ_OVERFLOW, 1);
-	if (!xchg(&qp->cq_overflow, true)) {
-		kiwi_qp_dbg(qp, "CQ %u full: a completion is lost, the QP fails\n",
-			    cq->ibcq.res.id);
-		kiwi_tx_kick(qp);
-	}
-}
-
 static void kiwi_qp_reset_msn(struct kiwi_qp *qp)
 {
 	int i;
@@ -265,8 +147,6 @@ static void kiwi_qp_reset_msn(struct kiwi_qp *qp)
 	for (i = 0; i < KIWI_QN_COUNT; i++)
 		qp->tx.msn[i] = 1;	/* RFC 5041 5.1: MSNs start at one */
 }
-
-static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to);
 
 static void kiwi_qp_fatal_event(struct kiwi_qp *qp)
 {
@@ -280,86 +160,44 @@ static void kiwi_qp_fatal_event(struct kiwi_qp *qp)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* Status for the requester's failed WR, from the peer's TERMINATE. */
-static enum ib_wc_status kiwi_term_status(u32 ctrl)
-{
-	u8 layer = ctrl >> KIWI_TERM_LAYER_SHIFT;
-	u8 etype = (ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf;
-
-	if ((layer == KIWI_TL_RDMAP && etype == KIWI_RT_PROTECTION) ||
-	    (layer == KIWI_TL_DDP && etype == KIWI_DT_TAGGED))
-		return IB_WC_REM_ACCESS_ERR;
-	if (layer == KIWI_TL_DDP && etype == KIWI_DT_UNTAGGED)
-		return IB_WC_REM_INV_REQ_ERR;
-	return IB_WC_REM_OP_ERR;
-}
-
-/* Fail the oldest transmitted WR with @status (the peer's TERMINATE). */
-static void kiwi_qp_fail_oldest(struct kiwi_qp *qp, enum ib_wc_status status)
-{
-	unsigned long flags;
-	u32 i;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	for (i = 0; i < qp->sq_tx; i++) {
-		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
-
-		if (slot->state != KIWI_SQE_DONE) {
-			slot->state = KIWI_SQE_DONE;
-			slot->status = status;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-}
-
 /*
- * The data path's error @ev (any context): leave RTS or CLOSING for
- * TERMINATE and do what the table asks -- flush the RQ, queue the
- * TERMINATE @term_ctrl or fail the oldest WR with the peer's, tell the
- * consumer, have the CM abort the connection.  Nothing if the QP had
- * already left (the first error won) or was never connected.
+ * What kiwi_qp_event() left to process context (qpev.c): the actions
+ * that reach up from the data path -- the receive queue's flush, the
+ * sender's wake-up for the TERMINATE, the consumer's QP_FATAL, the CM's
+ * abort -- in the table's order, and the failure a lost completion
+ * calls for, unless a reset since forgot it (KIWI_QPA_RESET).  Flushed
+ * before the QP leaves its endpoint (kiwi_qp_unbind()), cancelled before
+ * it goes (kiwi_destroy_qp()).
  */
-static void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_qp_event ev,
-			 u32 term_ctrl)
+static void kiwi_qp_ev_work(struct work_struct *work)
 {
-	int act = kiwi_qp_next(qp, ev);
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, ev_work);
+	unsigned long todo = atomic_long_xchg(&qp->ev_todo, 0);
 
-	if (act <= 0)
-		return;
-	if (act & KIWI_QPA_FLUSH_RQ)
+	if (todo & BIT(KIWI_QPT_FLUSH_RQ))
 		kiwi_qp_flush_rq(qp);
-	if (act & KIWI_QPA_SEND_TERM) {
-		kiwi_qp_dbg(qp, "TERMINATE to send: layer %u type %u code 0x%02x\n",
-			    term_ctrl >> KIWI_TERM_LAYER_SHIFT,
-			    (term_ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
-			    (term_ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
-		qp->tx.term_ctrl = term_ctrl;
-		WRITE_ONCE(qp->tx.term_pending, true);
+	if (todo & BIT(KIWI_QPT_KICK_TX))
 		kiwi_tx_kick(qp);
-	}
-	if (act & KIWI_QPA_FAIL_WR) {
-		kiwi_qp_dbg(qp, "peer's TERMINATE: the oldest WR sent fails: %s\n",
-			    ib_wc_status_msg(kiwi_term_status(term_ctrl)));
-		kiwi_qp_fail_oldest(qp, kiwi_term_status(term_ctrl));
-	}
-	if (act & KIWI_QPA_FATAL)
+	if (todo & BIT(KIWI_QPT_FATAL))
 		kiwi_qp_fatal_event(qp);
-	if (act & KIWI_QPA_ABORT)
+	if (todo & BIT(KIWI_QPT_ABORT))
 		kiwi_cm_qp_closing(qp, true);
+	if ((todo & BIT(KIWI_QPT_CQ_OVERFLOW)) && READ_ONCE(qp->cq_overflow))
+		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
+			      KIWI_RC_CATASTROPHIC_STREAM);
 }
 
 /*
- * A protocol error was detected locally: send TERMINATE with the given
- * code (not for a failed TCP stream, which cannot carry it), move to
- * error, and have the CM abort the connection.
+ * A new QP's state: IDLE, reported as INIT (an RNIC's QP starts there;
+ * rdma-core's tests.test_qp expects it), with its lock, its event work
+ * and its MSNs.
  */
-void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode)
+void kiwi_qp_init_state(struct kiwi_qp *qp)
 {
-	bool llp = layer == KIWI_TL_LLP && ecode == KIWI_LC_TCP_ERR;
-
-	kiwi_qp_fail(qp, llp ? KIWI_QPE_LLP_ERROR : KIWI_QPE_LOCAL_ERROR,
-		     kiwi_term_ctrl(layer, etype, ecode));
+	mutex_init(&qp->state_lock);
+	INIT_WORK(&qp->ev_work, kiwi_qp_ev_work);
+	qp->st = KIWI_QP_ST(KIWI_QP_IDLE, IB_QPS_INIT);
+	kiwi_qp_reset_msn(qp);
 }
 
 /* The next QP after number *@qpn, referenced (as kiwi_qp_lookup()). */
@@ -395,12 +233,6 @@ void kiwi_qp_fail_all(struct kiwi_device *kdev)
 	}
 }
 
-/* The peer terminated: fail the oldest transmitted WR with its reason. */
-void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl)
-{
-	kiwi_qp_fail(qp, KIWI_QPE_TERMINATE_RECEIVED, term_ctrl);
-}
-
 /* The CM has an established MPA connection for this QP. */
 int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 		      struct socket *sock, bool crc, bool large, u8 markers,
@@ -423,6 +255,15 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	/* A responder that chose a SEND RTR waits for the initiator's. */
 	if (!rtr && qp->rtr == KIWI_MPA_RTR_SEND)
 		kiwi_rx_expect_rtr_send(qp);
+	/*
+	 * An initiator whose RTR is a zero-length READ (RFC 6581) takes the
+	 * first zero-length READ Response as its answer.  Set here, before
+	 * RTS and before the socket delivers to the QP, so the first FPDU
+	 * finds it; the transmit path sends that READ first of all (the
+	 * peer can answer no READ of ours before it).
+	 */
+	if (rtr == KIWI_MPA_RTR_READ)
+		kiwi_rx_expect_rtr_read(qp);
 	kiwi_qp_reset_msn(qp);
 	qp->crc = crc;
 	qp->large_fpdu = large;
@@ -538,282 +379,17 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
  */
 void kiwi_qp_unbind(struct kiwi_qp *qp)
 {
+	/*
+	 * The connection's engines are stopped: no event of this
+	 * connection is still to come, and what the last ones left (an
+	 * abort, which reads qp->ep) is done before the endpoint goes.
+	 * The handler only queues the CM's work, never takes ep->lock.
+	 */
+	flush_work(&qp->ev_work);
 	mutex_lock(&qp->state_lock);
 	WRITE_ONCE(qp->ep, NULL);
 	mutex_unlock(&qp->state_lock);
 	kiwi_tx_drop_cpu(qp);
-}
-
-/* ---- create / destroy ---- */
-
-static int kiwi_qp_check_cap(struct kiwi_device *kdev,
-			     struct ib_qp_init_attr *attr)
-{
-	struct ib_qp_cap *cap = &attr->cap;
-
-	if (attr->qp_type != IB_QPT_RC || attr->create_flags) {
-		kiwi_dev_dbg(kdev, "QP type %d, create flags %#x: RC only, no flags\n",
-			     attr->qp_type, attr->create_flags);
-		return -EOPNOTSUPP;
-	}
-	if (!attr->send_cq || !attr->recv_cq) {
-		kiwi_dev_dbg(kdev, "a QP needs a send and a receive CQ\n");
-		return -EINVAL;
-	}
-	if (cap->max_send_wr > kdev->lim.max_qp_wr ||
-	    cap->max_send_sge > KIWI_MAX_SGE ||
-	    cap->max_inline_data > KIWI_MAX_INLINE) {
-		kiwi_dev_dbg(kdev, "send queue of %u WRs, %u SGEs, %u inline bytes: at most %u, %u, %u\n",
-			     cap->max_send_wr, cap->max_send_sge,
-			     cap->max_inline_data, kdev->lim.max_qp_wr,
-			     KIWI_MAX_SGE, KIWI_MAX_INLINE);
-		return -EINVAL;
-	}
-	if (attr->srq)
-		return 0;
-	if (cap->max_recv_wr > kdev->lim.max_qp_wr ||
-	    cap->max_recv_sge > KIWI_MAX_SGE) {
-		kiwi_dev_dbg(kdev, "receive queue of %u WRs, %u SGEs: at most %u, %u\n",
-			     cap->max_recv_wr, cap->max_recv_sge,
-			     kdev->lim.max_qp_wr, KIWI_MAX_SGE);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * RFC 7306 has no in-band negotiation of its extensions: section 1.1
- * leaves it to the ULP, out of band, to know that the peer has them.
- * Sending Immediate Data to a peer without them (Linux siw) ends the
- * connection with a TERMINATE, so WRs with immediate data are refused
- * locally unless this says the peers do.  Read when a QP is created:
- * a per-QP default that may be changed between QPs.  Receiving them
- * is always on.
- */
-static bool kiwi_imm_default;
-module_param_named(rfc7306_imm, kiwi_imm_default, bool, 0644);
-MODULE_PARM_DESC(rfc7306_imm,
-		 "QPs created from now on may send RFC 7306 immediate data: their peers support it (default: off)");
-
-/*
- * RFC 7306 atomics, the same way: section 1.1 again, so a module
- * parameter says the peers have them.  Read when a QP is created and
- * for both directions: a QP created without it neither sends atomic WRs
- * (refused locally, before a peer like siw would end the connection
- * with a TERMINATE) nor executes a peer's Atomic Request (TERMINATE
- * Unexpected OpCode), and the device then reports atomic_cap NONE.
- */
-static bool kiwi_atomic_default;
-
-/*
- * Changing it also changes the atomic_cap of existing devices: uverbs
- * answers the plain query_device from the attributes kept at
- * registration, and perftest's ib_atomic_* read it there.
- */
-static int kiwi_atomic_param_set(const char *val,
-				 const struct kernel_param *kp)
-{
-	int rv = param_set_bool(val, kp);
-
-	if (!rv)
-		kiwi_devices_atomic_cap(kiwi_atomics_enabled() ?
-					IB_ATOMIC_HCA : IB_ATOMIC_NONE);
-	return rv;
-}
-
-static const struct kernel_param_ops kiwi_atomic_param_ops = {
-	.set = kiwi_atomic_param_set,
-	.get = param_get_bool,
-};
-module_param_cb(rfc7306_atomics, &kiwi_atomic_param_ops, &kiwi_atomic_default,
-		0644);
-MODULE_PARM_DESC(rfc7306_atomics,
-		 "QPs created from now on use RFC 7306 atomics (fetch-and-add, compare-and-swap; atomic_cap HCA): their peers support them (default: off)");
-
-bool kiwi_atomics_enabled(void)
-{
-	return READ_ONCE(kiwi_atomic_default);
-}
-
-static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
-{
-	struct kiwi_uresp_create_qp resp = {
-		.qp_id = qp->ibqp.qp_num,
-		.num_sqe = qp->sq_size,
-		.sq_stride = qp->sq_ring.stride,
-		.sq_mmap_offset = kiwi_ring_mmap_offset(&qp->sq_ring),
-		.sq_mmap_len = kiwi_ring_mmap_len(&qp->sq_ring),
-		.flags = (qp->imm_tx ? KIWI_UQP_F_IMM : 0) |
-			 (qp->atomic ? KIWI_UQP_F_ATOMIC : 0) | KIWI_UQP_F_MW,
-	};
-
-	if (!qp->srq) {
-		resp.num_rqe = qp->rq_ring.size;
-		resp.rq_stride = qp->rq_ring.stride;
-		resp.rq_mmap_offset = kiwi_ring_mmap_offset(&qp->rq_ring);
-		resp.rq_mmap_len = kiwi_ring_mmap_len(&qp->rq_ring);
-	}
-	/* Without the ring offsets a user QP is unusable. */
-	if (udata->outlen < sizeof(resp))
-		return -EINVAL;
-	return ib_copy_to_udata(udata, &resp, sizeof(resp));
-}
-
-/*
- * Allocate the rings (mapped for user QPs) and grant what the slot
- * sizes really hold; the caller sees the grant in attr->cap.
- */
-static int kiwi_qp_alloc_queues(struct kiwi_qp *qp,
-				struct ib_qp_init_attr *attr,
-				struct ib_udata *udata)
-{
-	struct ib_qp_cap *cap = &attr->cap;
-	u32 payload = kiwi_sq_payload(cap->max_send_sge, cap->max_inline_data);
-	int rv;
-
-	/* An atomic WQE: its sink SGE, then struct kiwi_uatomic. */
-	if (qp->atomic)
-		payload = max_t(u32, payload, KIWI_USGE_SIZE +
-				sizeof(struct kiwi_uatomic));
-
-	qp->sq_size = kiwi_ring_slots(cap->max_send_wr);
-	rv = kiwi_ring_init(&qp->sq_ring, udata, qp->sq_size,
-			    sizeof(struct kiwi_usqe) + payload);
-	if (rv)
-		return rv;
-	qp->sq = kvcalloc(qp->sq_size, sizeof(*qp->sq), GFP_KERNEL_ACCOUNT);
-	if (!qp->sq)
-		return -ENOMEM;
-	cap->max_send_wr = qp->sq_size;
-	cap->max_send_sge = min_t(u32, payload / KIWI_USGE_SIZE, KIWI_MAX_SGE);
-	cap->max_inline_data = min_t(u32, payload, KIWI_MAX_INLINE);
-	if (qp->srq)
-		return 0;
-	cap->max_recv_sge = max(cap->max_recv_sge, 1U);
-	rv = kiwi_ring_init(&qp->rq_ring, udata,
-			    kiwi_ring_slots(cap->max_recv_wr),
-			    kiwi_rq_stride(cap->max_recv_sge));
-	if (rv)
-		return rv;
-	cap->max_recv_wr = qp->rq_ring.size;
-	return 0;
-}
-
-static void kiwi_qp_free_queues(struct kiwi_qp *qp)
-{
-	if (qp->sq_ring.buf)
-		kiwi_ring_destroy(&qp->sq_ring);
-	if (qp->rq_ring.buf)
-		kiwi_ring_destroy(&qp->rq_ring);
-	kvfree(qp->sq);
-	qp->sq = NULL;
-}
-
-int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
-		   struct ib_udata *udata)
-{
-	struct kiwi_device *kdev = to_kdev(ibqp->device);
-	struct kiwi_qp *qp = to_kqp(ibqp);
-	u32 qpn;
-	int rv;
-
-	rv = kiwi_qp_check_cap(kdev, attr);
-	if (rv)
-		return rv;
-	if (!kiwi_res_get(&kdev->num_qp, kdev->lim.max_qp)) {
-		kiwi_dev_dbg(kdev, "max_qp (%u) QPs exist already\n",
-			     kdev->lim.max_qp);
-		return -ENOMEM;
-	}
-
-	qp->kdev = kdev;
-	kref_init(&qp->ref);
-	init_completion(&qp->freed);
-	mutex_init(&qp->state_lock);
-	spin_lock_init(&qp->sq_lock);
-	spin_lock_init(&qp->rq_lock);
-	/* An RNIC's QP starts in INIT (rdma-core tests.test_qp expects it). */
-	qp->st = KIWI_QP_ST(KIWI_QP_IDLE, IB_QPS_INIT);
-	qp->scq = to_kcq(attr->send_cq);
-	qp->rcq = to_kcq(attr->recv_cq);
-	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
-	qp->sq_sig_type = attr->sq_sig_type;
-	qp->user = !!udata;
-	if (udata)
-		qp->owner = get_task_pid(current, PIDTYPE_TGID);
-	qp->ird = KIWI_MAX_IRD;
-	qp->ord = KIWI_MAX_ORD;
-	qp->imm_tx = READ_ONCE(kiwi_imm_default);
-	qp->atomic = kiwi_atomics_enabled();
-
-	rv = kiwi_qp_alloc_queues(qp, attr, udata);
-	if (rv)
-		goto err;
-	rv = kiwi_tx_init(qp);
-	if (rv)
-		goto err;
-	kiwi_rx_init(qp);
-	kiwi_qp_reset_msn(qp);
-	kiwi_qp_publish_state(qp);
-	qp->cap = attr->cap;
-
-	/*
-	 * Reserve the number (a NULL entry, which lookups do not see) and
-	 * publish the QP only once nothing can fail: the response copy can,
-	 * and the core frees the QP when we fail, while a thread of the
-	 * same process could already have bound it by its predicted number.
-	 */
-	rv = xa_alloc_cyclic(&kdev->qp_xa, &qpn, NULL,
-			     XA_LIMIT(1, KIWI_QPN_MAX), &kdev->qp_next,
-			     GFP_KERNEL);
-	if (rv < 0) {
-		rv = rv == -EBUSY ? -ENOMEM : rv;
-		goto err;
-	}
-	ibqp->qp_num = qpn;
-
-	if (udata) {
-		rv = kiwi_qp_resp(qp, udata);
-		if (rv) {
-			xa_erase(&kdev->qp_xa, qpn);
-			goto err;
-		}
-	}
-	/* The slot exists, so storing into it allocates nothing. */
-	xa_store(&kdev->qp_xa, qpn, qp, GFP_KERNEL);
-	return 0;
-
-err:
-	kiwi_tx_free(qp);
-	kiwi_qp_free_queues(qp);
-	put_pid(qp->owner);
-	atomic_dec(&kdev->num_qp);
-	return rv;
-}
-
-int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct kiwi_device *kdev = qp->kdev;
-
-	mutex_lock(&qp->state_lock);
-	kiwi_qp_set_state(qp, IB_QPS_ERR);
-	mutex_unlock(&qp->state_lock);
-
-	xa_erase(&kdev->qp_xa, ibqp->qp_num);
-
-	/* The iw_cm may still hold references until the connection ends. */
-	kiwi_qp_put(ibqp);
-	wait_for_completion(&qp->freed);
-
-	cancel_work_sync(&qp->tx.work);
-	kiwi_tx_drop_cpu(qp);
-	kiwi_rx_stop(qp);
-	kiwi_tx_free(qp);
-	kiwi_qp_free_queues(qp);
-	put_pid(qp->owner);
-	atomic_dec(&kdev->num_qp);
-	return 0;
 }
 
 /* ---- state machine ---- */
@@ -835,7 +411,7 @@ static const u8 kiwi_qp_modify_event[] = {
  * and RESET also needs the connection wholly gone (receive path let go,
  * kiwi_qp_unbind()).  Refusals are counted.
  */
-static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
+int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 {
 	unsigned int ev = KIWI_QPE_NEVENTS;	/* unknown: refused */
 	int act;
@@ -870,130 +446,5 @@ static int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 		kiwi_cm_qp_closing(qp, true);
 	else if (act & KIWI_QPA_FLUSH_SQ)
 		kiwi_qp_flush_sq(qp);
-	return 0;
-}
-
-int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-		   struct ib_udata *udata)
-{
-	struct kiwi_qp *qp = to_kqp(ibqp);
-	int known = IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS |
-		    IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_MAX_QP_RD_ATOMIC |
-		    IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_EN_SQD_ASYNC_NOTIFY;
-	int rv = 0;
-
-	if (mask & ~known) {
-		kiwi_qp_dbg(qp, "attribute mask %#x: %#x not supported\n",
-			    mask, mask & ~known);
-		return -EOPNOTSUPP;
-	}
-	if ((mask & IB_QP_PORT) && attr->port_num != 1) {
-		kiwi_qp_dbg(qp, "port %u: the device has port 1 only\n",
-			    attr->port_num);
-		return -EINVAL;
-	}
-	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > KIWI_MAX_ORD) {
-		kiwi_qp_dbg(qp, "ORD %u: at most %u\n", attr->max_rd_atomic,
-			    KIWI_MAX_ORD);
-		return -EINVAL;
-	}
-	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > KIWI_MAX_IRD) {
-		kiwi_qp_dbg(qp, "IRD %u: at most %u\n",
-			    attr->max_dest_rd_atomic, KIWI_MAX_IRD);
-		return -EINVAL;
-	}
-
-	mutex_lock(&qp->state_lock);
-	if ((mask & IB_QP_CUR_STATE) &&
-	    attr->cur_qp_state != kiwi_qp_ib_state(qp)) {
-		kiwi_qp_dbg(qp, "cur_qp_state %d given, the QP is in %d (enum ib_qp_state)\n",
-			    attr->cur_qp_state, kiwi_qp_ib_state(qp));
-		rv = -EINVAL;
-		goto out;
-	}
-	if (mask & IB_QP_STATE) {
-		rv = kiwi_qp_set_state(qp, attr->qp_state);	/* counted */
-		if (rv)
-			goto out;
-	}
-	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->access = attr->qp_access_flags;
-	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		qp->ord = attr->max_rd_atomic;
-	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
-		qp->ird = attr->max_dest_rd_atomic;
-out:
-	mutex_unlock(&qp->state_lock);
-	return rv;
-}
-
-int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
-		  struct ib_qp_init_attr *init)
-{
-	struct kiwi_qp *qp = to_kqp(ibqp);
-
-	memset(attr, 0, sizeof(*attr));
-	memset(init, 0, sizeof(*init));
-
-	attr->qp_state = kiwi_qp_ib_state(qp);
-	attr->cur_qp_state = attr->qp_state;
-	attr->qp_access_flags = qp->access;
-	attr->cap = qp->cap;
-	attr->max_rd_atomic = qp->ord;
-	attr->max_dest_rd_atomic = qp->ird;
-	attr->port_num = 1;
-	attr->path_mtu = ib_mtu_int_to_enum(READ_ONCE(qp->kdev->netdev->mtu));
-	attr->path_mig_state = IB_MIG_MIGRATED;
-
-	init->qp_type = IB_QPT_RC;
-	init->send_cq = &qp->scq->ibcq;
-	init->recv_cq = &qp->rcq->ibcq;
-	init->srq = qp->srq ? &qp->srq->ibsrq : NULL;
-	init->sq_sig_type = qp->sq_sig_type;
-	init->cap = qp->cap;
-	return 0;
-}
-
-/*
- * Driver attributes of "rdma resource show qp -dd": what the MPA
- * exchange settled for the current connection (0 without one).
- */
-int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
-{
-	struct kiwi_qp *qp = to_kqp(ibqp);
-	bool crc, large, mk_tx, mk_rx, await;
-	struct nlattr *nest;
-	u32 ird, ord, rtr;
-
-	mutex_lock(&qp->state_lock);
-	crc = qp->sock && qp->crc;
-	large = qp->sock && qp->large_fpdu;
-	mk_tx = qp->sock && qp->mk_tx;
-	mk_rx = qp->sock && qp->mk_rx;
-	ird = qp->ird;
-	ord = qp->ord;
-	rtr = qp->sock ? qp->rtr : 0;
-	await = qp->sock && READ_ONCE(qp->tx.await_peer);
-	mutex_unlock(&qp->state_lock);
-
-	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
-	if (!nest)
-		return -EMSGSIZE;
-	if (rdma_nl_put_driver_u32(msg, "mpa_crc", crc) ||
-	    rdma_nl_put_driver_u32(msg, "large_fpdu", large) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_markers_tx", mk_tx) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_markers_rx", mk_rx) ||
-	    rdma_nl_put_driver_u32(msg, "ird", ird) ||
-	    rdma_nl_put_driver_u32(msg, "ord", ord) ||
-	    rdma_nl_put_driver_u32(msg, "p2p_rtr", rtr) ||
-	    rdma_nl_put_driver_u32(msg, "await_first_fpdu", await) ||
-	    rdma_nl_put_driver_u32(msg, "rfc7306_imm", qp->imm_tx) ||
-	    rdma_nl_put_driver_u32(msg, "rfc7306_atomics", qp->atomic)) {
-		nla_nest_cancel(msg, nest);
-		return -EMSGSIZE;
-	}
-	nla_nest_end(msg, nest);
 	return 0;
 }

@@ -2,8 +2,8 @@
 /*
  * kiwi: the QP layer -- the queue pair (struct kiwi_qp: its state word
  * and the helpers that read it, its counters, its send and receive
- * queues), the SRQ, and the calls of qp.c, sq.c, rq.c and post.c that
- * the rest of the module and each other make.  Included by every file
+ * queues), the SRQ, and the calls of qp.c, qpev.c, qpverbs.c, sq.c, rq.c
+ * and post.c that the rest of the module and each other make.  Included by every file
  * that works on a QP; it includes the headers of what a QP holds
  * (ring.h, wr.h, rx.h, tx.h).  The QP and SRQ verbs are in verbs.h.
  */
@@ -47,6 +47,14 @@ struct kiwi_qp {
 	 */
 	struct mutex state_lock;
 	u32 st;
+
+	/*
+	 * The actions the data path's events leave to process context
+	 * (BIT(KIWI_QPT_*), set by qpev.c) and the work item that does
+	 * them (qp.c).
+	 */
+	atomic_long_t ev_todo;
+	struct work_struct ev_work;
 
 	/*
 	 * Names the QP to the type 2 windows bound to it: unique for the
@@ -167,13 +175,50 @@ static inline enum ib_qp_state kiwi_qp_ib_state(const struct kiwi_qp *qp)
 	return READ_ONCE(qp->st) >> 8;
 }
 
+/* What the engines report to their QP: kiwi_qp_event() (qpev.c). */
+enum kiwi_qp_ev {
+	KIWI_QP_EV_LOCAL_ERROR,	/* a protocol error here: send TERMINATE */
+	KIWI_QP_EV_LLP_ERROR,	/* the TCP stream failed */
+	KIWI_QP_EV_PEER_TERM,	/* the peer's TERMINATE arrived */
+	KIWI_QP_EV_CQ_OVERFLOW,	/* a completion was lost to a full CQ */
+};
+
+/* What an event leaves to the QP's work item (qp->ev_todo bits). */
+enum kiwi_qp_todo {
+	KIWI_QPT_FLUSH_RQ,	/* receive WRs complete flushed */
+	KIWI_QPT_KICK_TX,	/* the sender sends the TERMINATE */
+	KIWI_QPT_FATAL,		/* IB_EVENT_QP_FATAL to the consumer */
+	KIWI_QPT_ABORT,		/* the CM aborts the connection */
+	KIWI_QPT_CQ_OVERFLOW,	/* fail the QP: a completion was lost */
+};
+
+/* qpev.c: the state's one writer, the engines' one event */
+void kiwi_qp_publish_state(struct kiwi_qp *qp);
+void kiwi_qp_refused(struct kiwi_qp *qp, unsigned int ev, int state);
+int kiwi_qp_next(struct kiwi_qp *qp, enum kiwi_qp_event ev);
+void kiwi_qp_event(struct kiwi_qp *qp, enum kiwi_qp_ev ev, u32 term_ctrl);
+void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
+		    const struct kiwi_cqe *cqe, bool solicited);
+
+/*
+ * A protocol error detected locally: a TERMINATE with this code, or a
+ * failed TCP stream, which cannot carry one.
+ */
+static inline void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype,
+				 u8 ecode)
+{
+	bool llp = layer == KIWI_TL_LLP && ecode == KIWI_LC_TCP_ERR;
+
+	kiwi_qp_event(qp, llp ? KIWI_QP_EV_LLP_ERROR : KIWI_QP_EV_LOCAL_ERROR,
+		      kiwi_term_ctrl(layer, etype, ecode));
+}
+
 /* qp.c, sq.c, rq.c: the QP and its queues, for the data path and the CM */
 struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp);
 void kiwi_sq_sent(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 		  enum ib_wc_status status);
 void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe);
 bool kiwi_qp_orq_head(struct kiwi_qp *qp, struct kiwi_sge *sink, u32 *bytes);
-void kiwi_qp_error(struct kiwi_qp *qp, u8 layer, u8 etype, u8 ecode);
 void kiwi_qp_retire_sq(struct kiwi_qp *qp);
 /* Markers per direction, as the MPA exchange settled them. */
 #define KIWI_MK_F_TX	0x1	/* the peer's frame had M: we send them */
@@ -186,9 +231,7 @@ bool kiwi_qp_hold_over(struct kiwi_qp *qp);
 void kiwi_qp_disconnected(struct kiwi_qp *qp);
 void kiwi_qp_unbind(struct kiwi_qp *qp);
 void kiwi_qp_fail_all(struct kiwi_device *kdev);
-void kiwi_qp_cq_add(struct kiwi_qp *qp, struct kiwi_cq *cq,
-		    const struct kiwi_cqe *cqe, bool solicited);
-/* The QP layer's own, shared by qp.c, sq.c, rq.c and post.c. */
+/* The QP layer's own, shared by its files and post.c. */
 #define KIWI_USGE_SIZE	sizeof(struct kiwi_usge)
 
 static inline u32 kiwi_ring_slots(u32 wr)
@@ -212,7 +255,11 @@ static inline u32 kiwi_rq_stride(u32 max_sge)
 	return sizeof(struct kiwi_urqe) + max(max_sge, 1U) * KIWI_USGE_SIZE;
 }
 
-struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx);
+static inline struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx)
+{
+	return &qp->sq[idx & (qp->sq_size - 1)];
+}
+
 void kiwi_qp_flush_sq(struct kiwi_qp *qp);
 void kiwi_qp_flush_rq(struct kiwi_qp *qp);
 void kiwi_rq_complete(struct kiwi_qp *qp, u64 wr_id,
@@ -222,13 +269,16 @@ int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr, u32 max_sge,
 
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);
 void kiwi_qp_read_done(struct kiwi_qp *qp);
+bool kiwi_sq_waiting(struct kiwi_qp *qp);
 void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status);
 int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig);
-void kiwi_qp_peer_terminated(struct kiwi_qp *qp, u32 term_ctrl);
 
 /* qp.c: references, and the QP an iw_cm request names */
 void kiwi_qp_get(struct ib_qp *ibqp);
 void kiwi_qp_put(struct ib_qp *ibqp);
 struct kiwi_qp *kiwi_qp_find(struct iw_cm_id *id, int qpn);
+/* qp.c: the state changes of the verbs, for qpverbs.c */
+void kiwi_qp_init_state(struct kiwi_qp *qp);
+int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to);
 
 #endif /* KIWI_QP_H */

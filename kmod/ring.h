@@ -3,8 +3,8 @@
  * kiwi: the queue rings -- struct kiwi_ring (the format of kiwi-abi.h,
  * shared with the provider for user objects), the helpers that alone
  * touch its shared indices, and ring.c's calls.  Included by ring.c,
- * and by cq.h and qp.h for the rings they embed (so by cq.c, qp.c, sq.c,
- * rq.c and post.c, which use them).  The mmap entry points are in
+ * and by cq.h and qp.h for the rings they embed (so by cq.c, qpev.c,
+ * qpverbs.c, sq.c, rq.c and post.c, which use them).  The mmap entry points are in
  * verbs.h.
  */
 #ifndef KIWI_RING_H

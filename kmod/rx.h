@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kiwi: the receive path as the rest of the module sees it -- each QP's
- * receive state (struct kiwi_rx, for rx.c and rxterm.c alone to touch)
- * and the calls of rx.c that the QP layer, the transmit path and the CM
- * make.  qp.h includes it for struct kiwi_qp; the files that call rx.c
- * get it from there.  What only rx.c and rxterm.c share is in rxterm.h.
+ * receive state (struct kiwi_rx, for rx.c, rxops.c and rxterm.c alone
+ * to touch; the QP sets the RTR it expects at connection) and the calls
+ * of rx.c and rxops.c that the QP layer and the CM make.  qp.h includes
+ * it for struct kiwi_qp; the files that call the receive path get it
+ * from there.  What only its three files share is in rxterm.h.
  */
 #ifndef KIWI_RX_H
 #define KIWI_RX_H
@@ -61,12 +62,12 @@ struct kiwi_rx {
 	u32 term_len;
 
 	/*
-	 * Facts kept apart from ord: orq_skip is written by the transmit
-	 * side (just before our RTR READ goes out), resp_due is work for
+	 * Facts kept apart from ord: orq_skip is set at connection (our
+	 * RTR is a READ) and cleared by its response, resp_due is work for
 	 * after the socket read (any number of requests may set it),
 	 * worker says which context reads the socket.
 	 */
-	u32 orq_skip;			/* our RTR READ is outstanding */
+	u32 orq_skip;			/* our RTR READ is due or outstanding */
 	bool resp_due;			/* a READ request awaits an answer */
 	bool worker;			/* bulk: rx_work reads the socket */
 	u64 t_ready;			/* ns: the socket last had news */
@@ -78,6 +79,7 @@ void kiwi_rx_init(struct kiwi_qp *qp);
 void kiwi_rx_stop(struct kiwi_qp *qp);
 void kiwi_rx_drain(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_rx_reset(struct kiwi_qp *qp);
+/* rxops.c: what a dead stream's current message still holds */
 void kiwi_rx_release(struct kiwi_qp *qp);
 void kiwi_rx_expect_rtr_read(struct kiwi_qp *qp);
 void kiwi_rx_expect_rtr_send(struct kiwi_qp *qp);

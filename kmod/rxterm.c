@@ -3,7 +3,7 @@
  * kiwi: the receive path's handling of a peer's TERMINATE (RFC 5040
  * section 4.8) -- its bytes kept for kiwi_term_parse() as they arrive,
  * then the verdict logged and the QP failed: the TERMINATE row of
- * rx.c's kiwi_rx_ops[].
+ * rxops.c's kiwi_rx_ops[].
  */
 #include <linux/skbuff.h>
 
@@ -91,6 +91,6 @@ void kiwi_rx_end_term(struct kiwi_qp *qp, enum kiwi_order_end e)
 	if (ti.layer < ARRAY_SIZE(by_layer))
 		kiwi_qp_stat_add(qp, by_layer[ti.layer], 1);
 	/* As the RFC would have put it: the status depends on it. */
-	kiwi_qp_peer_terminated(qp, kiwi_term_ctrl(ti.layer, ti.etype,
-						   ti.ecode));
+	kiwi_qp_event(qp, KIWI_QP_EV_PEER_TERM,
+		      kiwi_term_ctrl(ti.layer, ti.etype, ti.ecode));
 }

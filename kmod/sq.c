@@ -12,11 +12,6 @@
 #include "qp.h"
 #include "stag.h"
 
-struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx)
-{
-	return &qp->sq[idx & (qp->sq_size - 1)];
-}
-
 /*
  * WQEs posted and not retired, as the producer index claims.  A claim
  * beyond the ring (a corrupted index) is clamped; *@sane says so.
@@ -278,8 +273,12 @@ static void kiwi_qp_read_end(struct kiwi_qp *qp, enum ib_wc_status status)
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
-/* Is send queue work waiting, maybe for an ORD credit or a fence? */
-static bool kiwi_sq_waiting(struct kiwi_qp *qp)
+/*
+ * Is send queue work waiting, maybe for an ORD credit or a fence?  The
+ * receive path asks after a READ or Atomic Response freed a credit, and
+ * wakes the sender only then.
+ */
+bool kiwi_sq_waiting(struct kiwi_qp *qp)
 {
 	unsigned long flags;
 	bool sane = true, waiting;
@@ -290,16 +289,11 @@ static bool kiwi_sq_waiting(struct kiwi_qp *qp)
 	return waiting || !sane;
 }
 
+/* The caller wakes the sender if a WQE waits (kiwi_sq_waiting()). */
 void kiwi_qp_read_done(struct kiwi_qp *qp)
 {
 	kiwi_qp_read_end(qp, IB_WC_SUCCESS);
 	kiwi_qp_retire_sq(qp);
-	/*
-	 * The freed ORD credit matters only to a WQE already waiting; an
-	 * idle send queue needs no worker wake-up (one per READ otherwise).
-	 */
-	if (kiwi_sq_waiting(qp))
-		kiwi_tx_kick(qp);
 }
 
 /* Completes with @status when the QP is flushed, which follows. */
@@ -314,7 +308,8 @@ void kiwi_qp_read_failed(struct kiwi_qp *qp, enum ib_wc_status status)
  * Identifier; -EPROTO if not.  The original value goes to the WR's
  * local 8 bytes, checked now; if they are gone, the WR fails with a
  * local protection error and this returns -EFAULT.  Either way the
- * caller terminates the stream.
+ * caller terminates the stream.  On success the caller wakes the sender
+ * if a WQE waits (kiwi_sq_waiting()), as for a READ.
  */
 int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig)
 {
@@ -339,7 +334,7 @@ int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig)
 	if (!slot)
 		return -EPROTO;
 
-	/* Only rx.c completes ORQ entries, so the slot is still ours. */
+	/* Only rxops.c completes ORQ entries, so the slot is still ours. */
 	mem = kiwi_mem_get(qp->kdev, lkey);
 	if (mem) {
 		if (!kiwi_mem_check(mem, qp->ibqp.pd, addr, KIWI_ATOMIC_LEN,
@@ -352,8 +347,6 @@ int kiwi_qp_atomic_done(struct kiwi_qp *qp, u32 req_id, u64 orig)
 	if (status != IB_WC_SUCCESS)
 		return -EFAULT;	/* completes when the QP is flushed */
 	kiwi_qp_retire_sq(qp);
-	if (kiwi_sq_waiting(qp))
-		kiwi_tx_kick(qp);
 	return 0;
 }
 

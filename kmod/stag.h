@@ -6,8 +6,8 @@
  * one by STag (kiwi_mem_get()), checks an access and gets a generation,
  * and copies through it at that generation; the send queue's work
  * requests change what an STag maps.  Included by those four (through
- * mem.h), rx.c, sq.c, tx.c, fpdu.c, and main.c (the window's size, the
- * leak check at unload).  The memory verbs are in verbs.h.
+ * mem.h), rx.c, rxops.c, sq.c, tx.c, fpdu.c, and main.c (the window's
+ * size, the leak check at unload).  The memory verbs are in verbs.h.
  */
 #ifndef KIWI_STAG_H
 #define KIWI_STAG_H

@@ -266,8 +266,7 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 	struct kiwi_src none = { .qp = qp };
 
 	switch (kind) {
-	case KIWI_MPA_RTR_READ:
-		kiwi_rx_expect_rtr_read(qp);
+	case KIWI_MPA_RTR_READ:	/* rx expects its response (qp.c) */
 		return kiwi_tx_read_req(qp, sock, 0, 0, 0, 0, 0);
 	case KIWI_MPA_RTR_SEND:
 		kiwi_tx_hdr_untagged(qp, KIWI_OP_SEND, true, KIWI_QN_SEND,
@@ -470,7 +469,8 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 	struct kiwi_sqe *sqe;
 	int rv = 0;
 
-	if (READ_ONCE(qp->tx.term_pending)) {
+	/* Acquire: pairs with kiwi_qp_event()'s release (term_ctrl). */
+	if (smp_load_acquire(&qp->tx.term_pending)) {
 		WRITE_ONCE(qp->tx.term_pending, false);
 		kiwi_tx_terminate(qp, sock, qp->tx.term_ctrl);
 		return false;
@@ -538,10 +538,6 @@ void kiwi_tx_work(struct work_struct *work)
 	struct socket *sock;
 	bool left = false;
 
-	/* A completion was lost to a full CQ (kiwi_qp_cq_add()). */
-	if (READ_ONCE(qp->cq_overflow))
-		kiwi_qp_error(qp, KIWI_TL_RDMAP, KIWI_RT_CATASTROPHIC,
-			      KIWI_RC_CATASTROPHIC_STREAM);
 	mutex_lock(&qp->tx.mutex);
 	sock = kiwi_tx_sock(qp);
 	if (sock)

@@ -49,9 +49,9 @@ int kiwi_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_rd_atom = KIWI_MAX_IRD;
 	attr->max_qp_init_rd_atom = KIWI_MAX_ORD;
 	attr->max_res_rd_atom = lim->max_qp * KIWI_MAX_IRD;
-	/* RFC 7306 atomics, per QP from the module parameter (qp.c). */
-	attr->atomic_cap = kiwi_atomics_enabled() ? IB_ATOMIC_HCA :
-						    IB_ATOMIC_NONE;
+	/* RFC 7306 atomics, per QP from the module parameter (main.c). */
+	attr->atomic_cap = READ_ONCE(kdev->atomics) ? IB_ATOMIC_HCA :
+						      IB_ATOMIC_NONE;
 	attr->max_srq = lim->max_srq;
 	attr->max_srq_wr = lim->max_srq_wr;
 	attr->max_srq_sge = KIWI_MAX_SGE;

@@ -56,7 +56,7 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int kiwi_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
-/* qp.c: queue pairs, and the iw_cm's QP lookup and reference */
+/* qpverbs.c: queue pairs; qp.c: the iw_cm's QP lookup and reference */
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		   struct ib_udata *udata);
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);

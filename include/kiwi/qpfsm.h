@@ -23,8 +23,9 @@
  * the data path reports after the QP already left RTS, an SQD while the
  * connection is already going down).
  *
- * The kernel (kmod/qp.c, kiwi_qp_next()) performs the actions; the unit
- * test (selftests/wire/qpfsm.c) checks the whole matrix in user space.
+ * The kernel performs the actions (kmod/qpev.c's kiwi_qp_next() writes
+ * the state; qpev.c and qp.c act); the unit test
+ * (selftests/wire/qpfsm.c) checks the whole matrix in user space.
  * Compiles in the kernel and in user space, like iwarp.h.
  */
 #ifndef KIWI_QPFSM_H

@@ -68,7 +68,7 @@
  *   SEND         the current FPDU is that RTR: it takes no receive WQE
  *                and completes nothing; its end advances queue 0's MSN
  *   READ_RESP    the current FPDU answers our own zero-length RTR READ
- *                (the transmit side says when that is outstanding)
+ *                (set at connection when our RTR is that READ)
  *
  *   begin(): SEND_DUE -> SEND (a good RTR); NONE -> READ_RESP
  *   end():   SEND, READ_RESP -> NONE
