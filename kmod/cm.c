@@ -526,9 +526,6 @@ void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 	kiwi_ep_put(ep);
 }
 
-/* kiwi_log_addr()'s stand-in for an address not known (cm.h). */
-const struct sockaddr_storage kiwi_no_addr = { .ss_family = AF_INET };
-
 /*
  * A connection management event: the kiwi_cm tracepoint and, with
  * dynamic debug on, a kernel log line.  @ep is open, so its device is.

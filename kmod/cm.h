@@ -98,7 +98,7 @@ static inline u32 kiwi_ep_qpn(const struct kiwi_ep *ep)
 	return ep->qp ? ep->qp->ibqp.qp_num : 0;
 }
 
-/* An address not (yet) known, for the log: 0.0.0.0:0. */
+/* An address not (yet) known, for the log: 0.0.0.0:0 (mpa.c). */
 extern const struct sockaddr_storage kiwi_no_addr;
 
 static inline const struct sockaddr_storage *

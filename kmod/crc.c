@@ -36,6 +36,16 @@ static struct kiwi_crc_tab kiwi_crc_tab __read_mostly;
 /* Where the probe's results go, so the compiler cannot drop the work. */
 static u32 kiwi_crc_sink;
 
+/*
+ * Whether new connections ask for CRC32c in their MPA frame; either
+ * side asking makes both use it (RFC 5044 section 7.1).  The CM reads
+ * it (iwcm.c, cm.c); it is here, with the CRC code, so that the CM
+ * reads nothing of main.c's.
+ */
+bool kiwi_crc_default = true;
+module_param_named(crc, kiwi_crc_default, bool, 0644);
+MODULE_PARM_DESC(crc, "Request MPA CRC32c on new connections (default Y)");
+
 static char *crc_impl = "auto";
 module_param(crc_impl, charp, 0444);
 MODULE_PARM_DESC(crc_impl, "CRC32c implementation: auto (measured at load, default), crypto (crypto API, CPU instructions where available) or table (lib/crc32 tables)");

@@ -56,7 +56,6 @@ struct kiwi_limits {
 };
 
 extern struct kiwi_limits kiwi_limits;
-extern bool kiwi_crc_default;
 
 /*
  * Buckets of each latency histogram among the counters (stats.c): bucket
@@ -207,7 +206,11 @@ struct kiwi_qp *kiwi_cm_ep_qp(struct kiwi_ep *ep);
 int kiwi_stats_init(struct kiwi_device *kdev);
 void kiwi_stats_free(struct kiwi_device *kdev);
 
-/* crc.c: MPA CRC32c with the implementation chosen at load. */
+/*
+ * crc.c: MPA CRC32c with the implementation chosen at load, and whether
+ * new connections ask for it (module parameter crc).
+ */
+extern bool kiwi_crc_default;
 DECLARE_STATIC_KEY_FALSE(kiwi_crc_table);
 int kiwi_crc_init(void);
 void kiwi_crc_copy_mem(void *dst, const void *src, size_t len, u32 *crc);

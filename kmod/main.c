@@ -37,8 +37,6 @@ struct kiwi_limits kiwi_limits = {
 	.max_srq_wr = 16384,
 };
 
-bool kiwi_crc_default = true;
-
 module_param_named(max_qp, kiwi_limits.max_qp, uint, 0444);
 MODULE_PARM_DESC(max_qp, "Queue pairs per device (default 16384)");
 module_param_named(max_qp_wr, kiwi_limits.max_qp_wr, uint, 0444);
@@ -55,8 +53,6 @@ module_param_named(max_srq, kiwi_limits.max_srq, uint, 0444);
 MODULE_PARM_DESC(max_srq, "Shared receive queues per device (default 1024)");
 module_param_named(max_srq_wr, kiwi_limits.max_srq_wr, uint, 0444);
 MODULE_PARM_DESC(max_srq_wr, "Work requests per shared receive queue (default 16384)");
-module_param_named(crc, kiwi_crc_default, bool, 0644);
-MODULE_PARM_DESC(crc, "Request MPA CRC32c on new connections (default Y)");
 
 /* Per-QP send and bulk receive work (tx.c, rx.c). */
 struct workqueue_struct *kiwi_wq;

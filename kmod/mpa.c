@@ -17,6 +17,12 @@
 
 #include "cm.h"
 
+/*
+ * kiwi_log_addr()'s stand-in for an address not known (cm.h): here, at
+ * the bottom of the CM's files, which every one of them calls anyway.
+ */
+const struct sockaddr_storage kiwi_no_addr = { .ss_family = AF_INET };
+
 /* ---- the socket ---- */
 
 static int kiwi_sock_window_clamp(struct socket *sock, int val)
