@@ -1,15 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kiwi: connection management -- the connection endpoints and their
- * state machine, from TCP connect or accept through the MPA exchange
- * (mpa.c) to RTS and close; the iw_cm's calls that start them are in
- * iwcm.c, what the three files share in cm.h.
+ * kiwi: connection management -- the endpoint core: the endpoints'
+ * lifetime and references, the list of them all, their work queue and
+ * timer, the socket callbacks, the half-open quotas and the requests
+ * the iw_cm holds, going to RTS (and repeating the RTR after it), and
+ * the actions of the state machine's table, kiwi_ep_do(): a connection
+ * ended, a connect failed, a reject sent.  Device removal and module
+ * unload close what is left.
+ *
+ * The CM's files, callers above callees (what they share is cm.h):
+ *
+ *   iwcm.c    the iw_cm's calls, which start and finish endpoints
+ *   cmwork.c  each endpoint's work: socket events per state, the
+ *             active and passive sides of the MPA exchange
+ *   cm.c      this file
+ *   cmstate.c the state's one writer; events traced, logged, upcalled
+ *   cmparam.c the module parameters of connection setup
+ *   mpa.c     the MPA frames and the TCP socket under them
  *
  * Every endpoint (kiwi_ep) has one work item; socket callbacks, timeouts
  * and local requests only set event bits and queue it, so most state
- * changes of an endpoint happen in its work function, the rest in the
- * iw_cm's calls (iwcm.c); all under ep->lock, and all through one
- * writer, kiwi_ep_next(), driven by the table of include/kiwi/epfsm.h.
+ * changes of an endpoint happen in its work function (cmwork.c), the
+ * rest in the iw_cm's calls (iwcm.c); all under ep->lock, and all
+ * through one writer, kiwi_ep_next() (cmstate.c), driven by the table
+ * of include/kiwi/epfsm.h.
  * Lock order: ep->lock, then qp->state_lock.
  *
  * Anyone who can reach a listening port can make endpoints, so what
@@ -25,7 +39,6 @@
 
 #include <linux/module.h>
 #include <linux/slab.h>
-#include <linux/string.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
 #include <net/ipv6.h>
@@ -33,164 +46,6 @@
 #include <net/tcp.h>
 
 #include "cm.h"
-#include "trace.h"
-
-static unsigned int kiwi_mpa_timeout_ms = 10000;
-module_param_named(mpa_timeout_ms, kiwi_mpa_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(mpa_timeout_ms,
-		 "Time allowed for TCP connect plus MPA exchange (default 10000 ms)");
-
-bool kiwi_p2p = true;
-module_param_named(peer_to_peer, kiwi_p2p, bool, 0644);
-MODULE_PARM_DESC(peer_to_peer,
-		 "Request RFC 6581 peer-to-peer mode with a ready-to-receive message (default Y)");
-
-/*
- * RFC 5044 7.1.2 (rule 4) has a responder send nothing before it has
- * the initiator's first FPDU, so that the initiator can finish reading
- * the MPA reply first.  With an RFC 6581 RTR agreed that FPDU is sure
- * to come; without, it is whatever the initiator's consumer sends
- * first, and a protocol whose server speaks first (ucmatose) would
- * wait for ever.  So kiwi waits this long, then sends.
- */
-static unsigned int kiwi_first_fpdu_ms = 200;
-module_param_named(first_fpdu_ms, kiwi_first_fpdu_ms, uint, 0644);
-MODULE_PARM_DESC(first_fpdu_ms,
-		 "As MPA responder with no RFC 6581 RTR agreed: how long to hold everything for the initiator's first FPDU (default 200 ms, 0: until it comes)");
-
-unsigned int kiwi_max_half_open = 256;
-module_param_named(max_half_open, kiwi_max_half_open, uint, 0644);
-MODULE_PARM_DESC(max_half_open,
-		 "Connections per device still in TCP or MPA setup, beyond which new ones are reset (default 256)");
-
-/*
- * How long a connection request handed to the iw_cm may wait for the
- * consumer's accept or reject.  The iw_cm drops a request it cannot
- * allocate for (cm_conn_req_handler(): iw_create_cm_id() failing) and
- * then calls neither: the endpoint would wait forever.
- */
-static unsigned int kiwi_req_timeout_ms = 120000;
-module_param_named(accept_timeout_ms, kiwi_req_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(accept_timeout_ms,
-		 "Time a connection request may wait for accept or reject before it is reset (default 120000 ms, 0: forever)");
-
-/*
- * Fault injection for the test of the above: the next N connection
- * requests are not handed to the iw_cm but treated as if it had
- * dropped them.  For tests only; 0 (default) in production.
- */
-static unsigned int kiwi_fault_drop_req;
-module_param_named(fault_drop_conn_req, kiwi_fault_drop_req, uint, 0644);
-MODULE_PARM_DESC(fault_drop_conn_req,
-		 "Test only: behave as if the iw_cm dropped the next N connection requests (default 0)");
-
-/*
- * One remote host must not be able to take every half-open slot of a
- * device (and so block its other listeners): each source address gets
- * at most this many, and never more than half of max_half_open.  A
- * connection that has sent no byte of its MPA request after
- * first_byte_ms is closed without waiting out the MPA timeout.
- */
-static unsigned int kiwi_max_half_open_src = 64;
-module_param_named(max_half_open_per_source, kiwi_max_half_open_src, uint, 0644);
-MODULE_PARM_DESC(max_half_open_per_source,
-		 "Half-open connections per device from one source address, at most half of max_half_open (default 64)");
-
-static unsigned int kiwi_first_byte_ms = 2000;
-module_param_named(first_byte_ms, kiwi_first_byte_ms, uint, 0644);
-MODULE_PARM_DESC(first_byte_ms,
-		 "Time a new passive connection may take to send the first byte of its MPA request (default 2000 ms; 0: mpa_timeout_ms)");
-
-bool kiwi_large_fpdu = true;
-module_param_named(large_fpdu, kiwi_large_fpdu, bool, 0644);
-MODULE_PARM_DESC(large_fpdu,
-		 "Offer and accept FPDUs larger than a TCP segment, with peers that agree in the MPA exchange (default Y)");
-
-/*
- * RFC 6581 ready-to-receive messages kiwi offers when it initiates in
- * peer-to-peer mode and accepts when it responds: a comma list of
- * "write", "read" and "send" (zero-length RDMA WRITE, RDMA READ, SEND).
- * Hardware differs (Chelsio's default is a zero-length READ), so a host
- * can be made to play any of them.
- */
-u16 kiwi_rtr_kinds = KIWI_MPA_RTR_WRITE | KIWI_MPA_RTR_READ | KIWI_MPA_RTR_SEND;
-
-static const char *const kiwi_rtr_names[] = {
-	[0] = "send", [1] = "write", [2] = "read",	/* bit i: 1 << i */
-};
-
-static int kiwi_rtr_set(const char *val, const struct kernel_param *kp)
-{
-	char buf[32], *s = buf, *tok;
-	u16 kinds = 0;
-	int i;
-
-	if (strscpy(buf, val, sizeof(buf)) < 0)
-		return -EINVAL;
-	while ((tok = strsep(&s, ",")) != NULL) {
-		tok = strim(tok);
-		if (!*tok)
-			continue;
-		i = match_string(kiwi_rtr_names, ARRAY_SIZE(kiwi_rtr_names), tok);
-		if (i < 0)
-			return -EINVAL;
-		kinds |= 1 << i;
-	}
-	if (!kinds)
-		return -EINVAL;
-	WRITE_ONCE(kiwi_rtr_kinds, kinds);
-	return 0;
-}
-
-static int kiwi_rtr_get(char *buf, const struct kernel_param *kp)
-{
-	u16 kinds = READ_ONCE(kiwi_rtr_kinds);
-	int i, n = 0;
-
-	/* In kiwi's order of preference as a responder. */
-	static const int order[] = { 1, 2, 0 };
-
-	for (i = 0; i < ARRAY_SIZE(order); i++)
-		if (kinds & (1 << order[i]))
-			n += sysfs_emit_at(buf, n, "%s%s", n ? "," : "",
-					   kiwi_rtr_names[order[i]]);
-	return n + sysfs_emit_at(buf, n, "\n");
-}
-
-static const struct kernel_param_ops kiwi_rtr_ops = {
-	.set = kiwi_rtr_set,
-	.get = kiwi_rtr_get,
-};
-module_param_cb(p2p_rtr, &kiwi_rtr_ops, NULL, 0644);
-MODULE_PARM_DESC(p2p_rtr,
-		 "Ready-to-receive messages offered and accepted in peer-to-peer mode: write,read,send (default all three)");
-
-/*
- * MPA markers (RFC 5044 4.3): whether our MPA frame sets M, asking the
- * peer to send them to us.  The peer's M is always honoured: we send
- * markers to a peer that asks, whatever this says.  2 and 3 restrict
- * the request to one role (2: initiator, 3: responder), for tests
- * with both ends on one module.
- */
-enum { KIWI_MK_NEVER, KIWI_MK_ALWAYS, KIWI_MK_ACTIVE, KIWI_MK_PASSIVE };
-static unsigned int kiwi_mpa_markers = KIWI_MK_NEVER;
-module_param_named(mpa_markers, kiwi_mpa_markers, uint, 0644);
-MODULE_PARM_DESC(mpa_markers,
-		 "Request MPA markers from the peer: 0 never (default), 1 always, 2 on connections we initiate, 3 on connections we accept");
-
-bool kiwi_mk_request(bool initiator)
-{
-	switch (READ_ONCE(kiwi_mpa_markers)) {
-	case KIWI_MK_ALWAYS:
-		return true;
-	case KIWI_MK_ACTIVE:
-		return initiator;
-	case KIWI_MK_PASSIVE:
-		return !initiator;
-	default:
-		return false;
-	}
-}
 
 static struct workqueue_struct *kiwi_cm_wq;
 
@@ -225,11 +80,6 @@ MODULE_PARM_DESC(cm_endpoints,
 
 /* ---- endpoint lifetime ---- */
 
-static void kiwi_ep_get(struct kiwi_ep *ep)
-{
-	kref_get(&ep->ref);
-}
-
 static void kiwi_ep_free(struct kref *ref);
 
 void kiwi_ep_put(struct kiwi_ep *ep)
@@ -251,8 +101,6 @@ static void kiwi_ep_free(struct kref *ref)
 		wake_up(&kiwi_ep_freed);
 }
 
-static void kiwi_ep_work(struct work_struct *work);
-
 /* The timer's reference passes to the work it queues. */
 static void kiwi_ep_timer(struct work_struct *work)
 {
@@ -267,7 +115,11 @@ static void kiwi_ep_timer(struct work_struct *work)
 /* A new endpoint starts where the state machine does: kzalloc'd, IDLE. */
 static_assert(KIWI_EP_IDLE == 0);
 
-struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
+/*
+ * A new endpoint whose work is @work: cmwork.c's, which passes it
+ * (kiwi_ep_alloc()) so that this file names nothing of that one.
+ */
+struct kiwi_ep *kiwi_ep_new(struct kiwi_device *kdev, work_func_t work)
 {
 	struct kiwi_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL);
 
@@ -275,7 +127,7 @@ struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
 		return NULL;
 	kref_init(&ep->ref);
 	mutex_init(&ep->lock);
-	INIT_WORK(&ep->work, kiwi_ep_work);
+	INIT_WORK(&ep->work, work);
 	INIT_DELAYED_WORK(&ep->timer, kiwi_ep_timer);
 	ep->kdev = kdev;	/* and, zeroed, in state IDLE */
 	atomic_inc(&kiwi_ep_live);
@@ -285,80 +137,7 @@ struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev)
 	return ep;
 }
 
-/* ---- the state machine's one writer ---- */
-
-/*
- * @ep went from @from to @to on @ev: the kiwi_ep_state tracepoint and,
- * with dynamic debug on (module kiwi +p), a kernel log line.
- */
-static void kiwi_ep_state_event(struct kiwi_ep *ep, enum kiwi_ep_event ev,
-				int from, int to)
-{
-	trace_kiwi_ep_state(dev_name(&ep->kdev->ibdev.dev), ep,
-			    kiwi_ep_qpn(ep), from, to, ev);
-	kiwi_ep_dbg(ep, "%s -> %s on %s\n", kiwi_ep_state_name(from),
-		    kiwi_ep_state_name(to), kiwi_ep_event_name(ev));
-}
-
-/*
- * Event @ev is illegal for @ep in its state: counted in
- * cm_illegal_transitions, which counts exactly these refusals, and
- * traced (kiwi_ep_refused); the endpoint is left as it is.
- */
-static void kiwi_ep_refused(struct kiwi_ep *ep, enum kiwi_ep_event ev)
-{
-	kiwi_stat_add(ep->kdev, KIWI_STAT_CM_BAD_TRANSITION, 1);
-	trace_kiwi_ep_refused(dev_name(&ep->kdev->ibdev.dev), ep,
-			      kiwi_ep_qpn(ep), ep->state, ev);
-	kiwi_ep_dbg(ep, "%s refused in %s\n", kiwi_ep_event_name(ev),
-		    kiwi_ep_state_name(ep->state));
-}
-
-/*
- * The row of the table for event @ev in @ep's state, nothing written:
- * its actions (KIWI_EPA_*, 0 if the event is ignored), or -EINVAL,
- * counted, if the table refuses it.  For a caller that acts before the
- * state changes (kiwi_ep_do()).
- */
-static int kiwi_ep_step(struct kiwi_ep *ep, enum kiwi_ep_event ev)
-{
-	struct kiwi_epfsm_step step;
-
-	lockdep_assert_held(&ep->lock);
-	step = kiwi_epfsm(ep->state, ev);
-	if (!step.legal) {
-		kiwi_ep_refused(ep, ev);
-		return -EINVAL;
-	}
-	return step.act;
-}
-
-/*
- * The one function that changes an endpoint's state: event @ev, looked
- * up for the current state in the table (include/kiwi/epfsm.h) and, if
- * its row moves, written and traced.  Returns the row's actions
- * (KIWI_EPA_*; 0 if the table ignores @ev in this state), or -EINVAL,
- * counted, if the table refuses it: then nothing changes.  Under
- * ep->lock; the receive path and kiwi_ep_find_open() read the state
- * without it.
- */
-int kiwi_ep_next(struct kiwi_ep *ep, enum kiwi_ep_event ev)
-{
-	enum kiwi_ep_state from = ep->state;
-	struct kiwi_epfsm_step step;
-
-	lockdep_assert_held(&ep->lock);
-	step = kiwi_epfsm(from, ev);
-	if (!step.legal) {
-		kiwi_ep_refused(ep, ev);
-		return -EINVAL;
-	}
-	if (step.act & KIWI_EPA_WRITE) {
-		WRITE_ONCE(ep->state, step.next);
-		kiwi_ep_state_event(ep, ev, from, step.next);
-	}
-	return step.act;
-}
+/* ---- half-open connections: the quotas ---- */
 
 static bool kiwi_same_host(const struct sockaddr_storage *a,
 			   const struct sockaddr_storage *b)
@@ -397,8 +176,8 @@ static bool kiwi_half_open_src_full(struct kiwi_device *kdev,
  * its device; false (nothing taken) if either is full, or if its source
  * has its share.
  */
-static bool kiwi_half_open_get(struct kiwi_ep *l,
-			       const struct sockaddr_storage *peer)
+bool kiwi_half_open_get(struct kiwi_ep *l,
+			const struct sockaddr_storage *peer)
 {
 	if (kiwi_half_open_src_full(l->kdev, peer))
 		return false;
@@ -422,6 +201,8 @@ static void kiwi_half_open_put(struct kiwi_ep *ep)
 	atomic_dec(&ep->kdev->half_open);
 }
 
+/* ---- the work and the timer ---- */
+
 /* Queue the endpoint's work; the queued work owns one reference. */
 void kiwi_ep_kick(struct kiwi_ep *ep, int event)
 {
@@ -431,7 +212,7 @@ void kiwi_ep_kick(struct kiwi_ep *ep, int event)
 		kiwi_ep_put(ep);
 }
 
-static void kiwi_ep_arm_timer_ms(struct kiwi_ep *ep, unsigned int ms)
+void kiwi_ep_arm_timer_ms(struct kiwi_ep *ep, unsigned int ms)
 {
 	/* An expiry of the deadline this replaces is stale: on_timeout. */
 	WRITE_ONCE(ep->timer_due, jiffies + msecs_to_jiffies(ms));
@@ -524,74 +305,6 @@ void kiwi_sk_release(struct kiwi_ep *ep, bool abort)
 	sock_release(sock);
 	kiwi_half_open_put(ep);
 	kiwi_ep_put(ep);
-}
-
-/*
- * A connection management event: the kiwi_cm tracepoint and, with
- * dynamic debug on, a kernel log line.  @ep is open, so its device is.
- */
-void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status)
-{
-	struct sockaddr_storage l = {}, r = {};
-	u32 qpn = kiwi_ep_qpn(ep);
-
-	if (ep->sock) {
-		kernel_getsockname(ep->sock, (struct sockaddr *)&l);
-		/*
-		 * A refused or reset connection has no peer left: name the
-		 * one asked for, or the one accepted from.
-		 */
-		if (kernel_getpeername(ep->sock, (struct sockaddr *)&r) < 0)
-			r = ep->remote;
-	}
-	trace_kiwi_cm(dev_name(&ep->kdev->ibdev.dev), ep, qpn, what, status,
-		      &l, &r);
-	kiwi_ep_dbg(ep, "%s (%d)\n", what, status);
-}
-
-/* ---- upcalls to the iw_cm ---- */
-
-void kiwi_cm_id_set(struct kiwi_ep *ep, struct iw_cm_id *id)
-{
-	id->add_ref(id);
-	ep->cm_id = id;
-}
-
-void kiwi_cm_id_drop(struct kiwi_ep *ep)
-{
-	struct iw_cm_id *id = ep->cm_id;
-
-	if (!id)
-		return;
-	ep->cm_id = NULL;
-	id->provider_data = NULL;
-	id->rem_ref(id);
-}
-
-int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
-		       enum iw_cm_event_type type, int status,
-		       const void *pd, u32 pd_len)
-{
-	struct iw_cm_event ev = {
-		.event = type,
-		.status = status,
-		.ird = ep->ird,
-		.ord = ep->ord,
-	};
-
-	if (ep->sock && type != IW_CM_EVENT_CLOSE) {
-		kernel_getsockname(ep->sock, (struct sockaddr *)&ev.local_addr);
-		kernel_getpeername(ep->sock,
-				   (struct sockaddr *)&ev.remote_addr);
-	}
-	if (type == IW_CM_EVENT_CONNECT_REQUEST)
-		ev.provider_data = (void *)(uintptr_t)ep->req_id;
-	if (pd_len) {
-		/* The iw_cm carries at most 255 bytes upward. */
-		ev.private_data = (void *)pd;
-		ev.private_data_len = min_t(u32, pd_len, U8_MAX);
-	}
-	return id->event_handler(id, &ev);
 }
 
 /* ---- binding a connection to its QP ---- */
@@ -766,7 +479,7 @@ static void kiwi_ep_close(struct kiwi_ep *ep, enum kiwi_ep_event ev, int act,
 	kiwi_ep_next(ep, ev);
 }
 
-/* ---- active side ---- */
+/* ---- a connect that failed ---- */
 
 /*
  * Event @ev ends an active connect (a row with FAIL_CONNECT, actions
@@ -793,80 +506,9 @@ static void kiwi_active_fail(struct kiwi_ep *ep, enum kiwi_ep_event ev,
 	kiwi_ep_next(ep, ev);
 }
 
-static void kiwi_active_connected(struct kiwi_ep *ep)
-{
-	const void *pd = ep->mpa_buf + sizeof(struct kiwi_mpa_rr);
-	int rv;
+/* ---- connection requests the iw_cm holds ---- */
 
-	kiwi_ep_next(ep, KIWI_EPE_TCP_CONNECTED);
-	kiwi_sock_clamp(ep);
-	kiwi_ep_event(ep, "mpa_request_sent", 0);
-	/* The request was staged in mpa_buf by kiwi_connect(). */
-	rv = kiwi_mpa_send(ep, true, kiwi_mpa_flags(ep), pd, ep->mpa_got);
-	ep->mpa_got = 0;
-	if (rv)
-		kiwi_ep_do(ep, KIWI_EPE_MPA_SEND_FAILED, rv, NULL, 0);
-}
-
-static void kiwi_active_reply(struct kiwi_ep *ep)
-{
-	struct kiwi_mpa_info *m = &ep->mpa;
-	int rv = kiwi_mpa_recv(ep, false);
-
-	if (!rv)
-		return;
-	if (rv < 0) {
-		kiwi_ep_do(ep, KIWI_EPE_MPA_REPLY_BAD,
-			   rv == -EPROTO ? -ECONNREFUSED : rv, NULL, 0);
-		return;
-	}
-	if (m->reject) {
-		kiwi_ep_event(ep, "mpa_rejected", -ECONNREFUSED);
-		kiwi_stat_add(ep->kdev, KIWI_STAT_MPA_REJECT_RX, 1);
-		kiwi_ep_do(ep, KIWI_EPE_MPA_REJECTED, -ECONNREFUSED,
-			   kiwi_mpa_ulp_pd(ep), m->ulp_pd_len);
-		return;
-	}
-	/* Either side asking for CRC makes both use it (RFC 5044 7.1). */
-	ep->crc = ep->crc || m->crc;
-	ep->large = ep->large && m->large;
-	/* The responder's M asks us, the initiator, for markers. */
-	ep->mk_tx = m->markers;
-	if (m->enhanced) {
-		ep->ord = min_t(u16, ep->ord, m->ird);
-		ep->ird = min_t(u16, ep->ird, KIWI_MAX_IRD);
-		/*
-		 * Exactly one RTR kind must have been chosen, and one we
-		 * offered: peer-to-peer only if we asked for it.
-		 */
-		if (m->p2p && (hweight16(m->rtr) != 1 || !(m->rtr & ep->rtr))) {
-			kiwi_ep_dbg(ep, "MPA reply refused: RTR %#x chosen, %#x offered\n",
-				    m->rtr, ep->rtr);
-			kiwi_ep_do(ep, KIWI_EPE_MPA_REPLY_BAD, -ECONNREFUSED,
-				   NULL, 0);
-			return;
-		}
-		ep->rtr = m->p2p ? m->rtr : 0;
-	} else {
-		/*
-		 * A revision 1 reply (or one without RFC 6581 data) knows
-		 * no RTR: ep->rtr still holds every kind we offered, which
-		 * would send the peer an unsolicited zero-length WRITE.
-		 */
-		ep->rtr = 0;
-	}
-	rv = kiwi_ep_go_rts(ep, ep->rtr);
-	if (rv) {
-		kiwi_ep_do(ep, KIWI_EPE_QP_REFUSED, rv, NULL, 0);
-		return;
-	}
-	kiwi_upcall(ep, ep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
-		    kiwi_mpa_ulp_pd(ep), m->ulp_pd_len);
-}
-
-/* ---- passive side ---- */
-
-static int kiwi_req_publish(struct kiwi_ep *ep)
+int kiwi_req_publish(struct kiwi_ep *ep)
 {
 	kiwi_ep_get(ep);
 	if (xa_alloc_cyclic(&kiwi_req_xa, &ep->req_id, ep, xa_limit_31b,
@@ -902,203 +544,7 @@ struct kiwi_ep *kiwi_req_take(struct iw_cm_id *id)
 	return cookie ? xa_erase(&kiwi_req_xa, cookie) : NULL;
 }
 
-static int kiwi_req_upcall(struct kiwi_ep *ep, struct kiwi_ep *l)
-{
-	unsigned int drop = READ_ONCE(kiwi_fault_drop_req);
-
-	if (drop && cmpxchg(&kiwi_fault_drop_req, drop, drop - 1) == drop) {
-		kiwi_ep_event(ep, "fault_drop_conn_req", 0);
-		return 0;	/* as the iw_cm does: no error, no answer */
-	}
-	return kiwi_upcall(ep, l->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
-			   kiwi_mpa_ulp_pd(ep), ep->mpa.ulp_pd_len);
-}
-
-static void kiwi_passive_request(struct kiwi_ep *ep)
-{
-	struct kiwi_ep *l = ep->listener;
-	int rv = kiwi_mpa_recv(ep, true);
-
-	if (!ep->got_first && ep->mpa_got) {
-		/* Talking: the MPA timeout for the rest of the request. */
-		ep->got_first = true;
-		if (rv == 0 && READ_ONCE(kiwi_first_byte_ms))
-			kiwi_ep_arm_timer(ep);
-	}
-	if (!rv)
-		return;
-	kiwi_ep_event(ep, rv < 0 ? "mpa_request_bad" : "mpa_request", rv);
-	if (rv < 0) {
-		kiwi_ep_do(ep, KIWI_EPE_MPA_REQUEST_BAD, rv, NULL, 0);
-		return;
-	}
-
-	kiwi_ep_cancel_timer(ep);
-	ep->crc = ep->mpa.crc || READ_ONCE(kiwi_crc_default);
-	ep->large = ep->mpa.large && READ_ONCE(kiwi_large_fpdu);
-	/* The initiator's M asks us for markers; ours asks it. */
-	ep->mk_tx = ep->mpa.markers;
-	ep->mk_rx = kiwi_mk_request(false);
-	ep->ird = ep->mpa.enhanced ? ep->mpa.ird : KIWI_MAX_IRD;
-	ep->ord = ep->mpa.enhanced ? ep->mpa.ord : KIWI_MAX_ORD;
-	kiwi_ep_next(ep, KIWI_EPE_MPA_REQUEST);
-
-	/*
-	 * Lock order: a connection's lock, then its listener's.  Only
-	 * kiwi_listen_accept() takes a child's under its listener's, for a
-	 * child that nothing else can lock yet but kiwi_cm_dev_close(),
-	 * which takes no listener's (see there).
-	 */
-	mutex_lock_nested(&l->lock, SINGLE_DEPTH_NESTING);
-	if (l->state != KIWI_EP_LISTEN || !l->cm_id) {
-		mutex_unlock(&l->lock);
-		goto drop;
-	}
-	/* The iw_cm's reference to us lasts until accept or reject. */
-	rv = kiwi_req_publish(ep);
-	if (!rv)
-		rv = kiwi_req_upcall(ep, l);
-	mutex_unlock(&l->lock);
-	if (rv)
-		goto drop;
-	if (READ_ONCE(kiwi_req_timeout_ms))
-		kiwi_ep_arm_timer_ms(ep, READ_ONCE(kiwi_req_timeout_ms));
-	return;
-drop:
-	/* The listener is gone or the iw_cm refused: end our hold, reset. */
-	kiwi_ep_do(ep, KIWI_EPE_REQUEST_UNDELIVERED, rv, NULL, 0);
-}
-
-/*
- * An accepted socket is a clone of the listener and has kiwi's callbacks
- * with it: give it the listener's own (TCP's) first, so that those, not
- * ours, are what kiwi_sk_assoc() saves and kiwi_sk_release() restores.
- */
-static void kiwi_sk_defaults(struct kiwi_ep *l, struct sock *sk)
-{
-	write_lock_bh(&sk->sk_callback_lock);
-	sk->sk_data_ready = l->saved_data_ready;
-	sk->sk_state_change = l->saved_state_change;
-	sk->sk_write_space = l->saved_write_space;
-	write_unlock_bh(&sk->sk_callback_lock);
-}
-
-/* A new passive connection's timer: first_byte_ms, then the rest. */
-static void kiwi_ep_arm_first_byte(struct kiwi_ep *ep)
-{
-	unsigned int fb = READ_ONCE(kiwi_first_byte_ms);
-
-	if (fb && fb < READ_ONCE(kiwi_mpa_timeout_ms))
-		kiwi_ep_arm_timer_ms(ep, fb);
-	else
-		kiwi_ep_arm_timer(ep);
-}
-
-static void kiwi_listen_accept(struct kiwi_ep *l)
-{
-	struct sockaddr_storage peer;
-	struct socket *ns;
-	struct kiwi_ep *ep;
-
-	while (l->state == KIWI_EP_LISTEN &&
-	       !kernel_accept(l->sock, &ns, O_NONBLOCK)) {
-		memset(&peer, 0, sizeof(peer));
-		kernel_getpeername(ns, (struct sockaddr *)&peer);
-		if (!kiwi_half_open_get(l, &peer)) {
-			kiwi_stat_add(l->kdev, KIWI_STAT_CM_HALF_OPEN_REFUSED, 1);
-			kiwi_ep_event(l, "half_open_refused", -EBUSY);
-			sock_no_linger(ns->sk);		/* RST */
-			sock_release(ns);
-			continue;
-		}
-		ep = kiwi_ep_alloc(l->kdev);
-		if (!ep) {
-			atomic_dec(&l->children);
-			atomic_dec(&l->kdev->half_open);
-			sock_release(ns);
-			continue;
-		}
-		tcp_sock_set_nodelay(ns->sk);	/* buffers: inherited */
-		kiwi_sk_defaults(l, ns->sk);
-		ep->remote = peer;
-		kernel_getsockname(ns, (struct sockaddr *)&ep->local);
-		/*
-		 * The child's lock under its listener's, against the order
-		 * kiwi_passive_request() keeps: safe while the child is
-		 * new -- its work is not queued and no socket callback
-		 * reaches it before kiwi_sk_assoc(); the one other taker,
-		 * kiwi_cm_dev_close(), takes no listener's lock.
-		 */
-		mutex_lock_nested(&ep->lock, SINGLE_DEPTH_NESTING);
-		if (kiwi_ep_next(ep, KIWI_EPE_TCP_ACCEPTED) < 0) {
-			/* The device's removal closed it first. */
-			mutex_unlock(&ep->lock);
-			atomic_dec(&l->children);
-			atomic_dec(&l->kdev->half_open);
-			sock_release(ns);
-			kiwi_ep_put(ep);
-			continue;
-		}
-		kiwi_ep_get(l);
-		ep->listener = l;
-		WRITE_ONCE(ep->half_open, true);
-		kiwi_sk_assoc(ep, ns);
-		kiwi_sock_clamp(ep);
-		kiwi_ep_arm_first_byte(ep);
-		kiwi_ep_kick(ep, KIWI_EV_SOCK);
-		mutex_unlock(&ep->lock);
-		kiwi_ep_put(ep);	/* queued work and timer hold it */
-	}
-}
-
-/* ---- the endpoint state machine ---- */
-
-static void kiwi_ep_on_sock(struct kiwi_ep *ep)
-{
-	struct sock *sk = ep->sock ? ep->sock->sk : NULL;
-
-	if (!sk)
-		return;
-	switch (ep->state) {
-	case KIWI_EP_LISTEN:
-		kiwi_listen_accept(ep);
-		break;
-	case KIWI_EP_CONNECTING:
-		if (sk->sk_state == TCP_ESTABLISHED)
-			kiwi_active_connected(ep);
-		else if (sk->sk_state == TCP_CLOSE)
-			kiwi_ep_do(ep, KIWI_EPE_SOCK_RESET,
-				   sock_error(sk) ?: -ECONNREFUSED, NULL, 0);
-		break;
-	case KIWI_EP_AWAIT_REP:
-		kiwi_active_reply(ep);
-		break;
-	case KIWI_EP_AWAIT_REQ:
-		kiwi_passive_request(ep);
-		break;
-	case KIWI_EP_RECVD_REQ:
-		if (sk->sk_state != TCP_ESTABLISHED)	/* accept will fail */
-			kiwi_ep_do(ep, KIWI_EPE_SOCK_RESET, 0, NULL, 0);
-		break;
-	case KIWI_EP_RTS:
-		if (sk->sk_state == TCP_CLOSE_WAIT)
-			kiwi_ep_do(ep, KIWI_EPE_PEER_FIN, 0, NULL, 0);
-		else if (sk->sk_state != TCP_ESTABLISHED)	/* reset, timeout */
-			kiwi_ep_do(ep, KIWI_EPE_SOCK_RESET,
-				   sock_error(sk) ?: -ECONNRESET, NULL, 0);
-		break;
-	case KIWI_EP_CLOSING:
-		/* Our FIN is out; done once the peer's arrived. */
-		if (sk->sk_state == TCP_CLOSE)
-			kiwi_ep_do(ep, KIWI_EPE_SOCK_RESET, 0, NULL, 0);
-		else if (sk->sk_shutdown & RCV_SHUTDOWN ||
-			 sk->sk_state == TCP_TIME_WAIT)
-			kiwi_ep_do(ep, KIWI_EPE_PEER_FIN, 0, NULL, 0);
-		break;
-	default:
-		break;
-	}
-}
+/* ---- the table's actions ---- */
 
 /*
  * Event @ev for @ep, as its row of the table asks, the state written
@@ -1152,51 +598,6 @@ void kiwi_ep_do(struct kiwi_ep *ep, enum kiwi_ep_event ev, int status,
 	if (act & KIWI_EPA_DROP_ID)
 		kiwi_cm_id_drop(ep);
 	kiwi_ep_next(ep, ev);
-}
-
-/*
- * The endpoint's timer: a connect fails with ETIMEDOUT; a close that
- * timed out reports 0 (the consumer asked for it, and heard at SQD).
- */
-static void kiwi_ep_on_timeout(struct kiwi_ep *ep)
-{
-	int act = kiwi_epfsm(ep->state, KIWI_EPE_TIMEOUT).act;
-
-	/*
-	 * The timer fired for a deadline since replaced (an RTS timer
-	 * just before a close armed its own): the new one is pending.
-	 */
-	if (time_before(jiffies, READ_ONCE(ep->timer_due)))
-		return;
-	kiwi_ep_dbg(ep, "timer expired in %s\n", kiwi_ep_state_name(ep->state));
-	kiwi_ep_do(ep, KIWI_EPE_TIMEOUT,
-		   act & KIWI_EPA_FAIL_CONNECT ? -ETIMEDOUT : 0, NULL, 0);
-}
-
-static void kiwi_ep_work(struct work_struct *work)
-{
-	struct kiwi_ep *ep = container_of(work, struct kiwi_ep, work);
-
-	mutex_lock(&ep->lock);
-	/*
-	 * The QP left RTS for ERROR or TERMINATE.  The connection ends at
-	 * once for the consumer, but its socket is closed with a FIN, not
-	 * a RST: kiwi completes a send as soon as TCP has the bytes, so a
-	 * reset could still discard a message (or the TERMINATE) already
-	 * reported sent.  TCP delivers what it holds, then lets the orphan
-	 * go (bounded by its own retry and FIN-WAIT limits); if the peer's
-	 * data is left unread, tcp_close() resets anyway.
-	 */
-	if (test_and_clear_bit(KIWI_EV_ABORT, &ep->events))
-		kiwi_ep_do(ep, KIWI_EPE_LOCAL_ABORT, -ECONNABORTED, NULL, 0);
-	if (test_and_clear_bit(KIWI_EV_CLOSE, &ep->events))
-		kiwi_ep_do(ep, KIWI_EPE_LOCAL_CLOSE, 0, NULL, 0);
-	if (test_and_clear_bit(KIWI_EV_SOCK, &ep->events))
-		kiwi_ep_on_sock(ep);
-	if (test_and_clear_bit(KIWI_EV_TIMEOUT, &ep->events))
-		kiwi_ep_on_timeout(ep);
-	mutex_unlock(&ep->lock);
-	kiwi_ep_put(ep);
 }
 
 /*

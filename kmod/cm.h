@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kiwi: what the three files of connection management share -- the
- * endpoint (its states and events, and their table, are
- * include/kiwi/epfsm.h's) and the calls between them:
+ * kiwi: what the files of connection management share -- the endpoint
+ * (its states and events, and their table, are include/kiwi/epfsm.h's)
+ * and the calls between them.  Callers above callees; no file calls one
+ * above it:
  *
- *   cm.c    endpoints: lifetime, socket callbacks, the state machine
- *           run by each endpoint's work, upcalls to the iw_cm, binding
- *           to a QP, device removal and module unload
- *   mpa.c   the MPA request/reply frames (RFC 5044 section 7, RFC 6581)
- *           and the TCP socket under them (creation, tuning, the
- *           receive window clamped until RTS)
- *   iwcm.c  the iw_cm provider entry points: connect, accept, reject,
- *           create and destroy a listener
+ *   iwcm.c     the iw_cm provider entry points: connect, accept, reject,
+ *              create and destroy a listener
+ *   cmwork.c   each endpoint's work: what its socket's events mean in
+ *              each state -- accepting on a listener, the passive
+ *              side's MPA request, the active side's connect and reply
+ *   cm.c       the endpoint core: lifetime, timers, socket callbacks,
+ *              half-open quotas, the iw_cm's requests, binding to a QP
+ *              at RTS, the table's actions (kiwi_ep_do()), device
+ *              removal and module unload
+ *   cmstate.c  the state's one writer (kiwi_ep_next()); events traced
+ *              and logged; the iw_cm id and the upcalls through it
+ *   cmparam.c  the module parameters of connection setup
+ *   mpa.c      the MPA request/reply frames (RFC 5044 section 7, RFC 6581)
+ *              and the TCP socket under them (creation, tuning, the
+ *              receive window clamped until RTS)
  *
  * Not for the rest of the module: kiwi.h has what the QP layer and the
  * data path may call.
@@ -24,11 +32,18 @@
 
 #include "qp.h"
 
+/* cmparam.c: module parameters of connection setup */
+extern unsigned int kiwi_mpa_timeout_ms;
 extern bool kiwi_p2p;
+extern unsigned int kiwi_first_fpdu_ms;
+extern unsigned int kiwi_max_half_open;
+extern unsigned int kiwi_req_timeout_ms;
+extern unsigned int kiwi_fault_drop_req;
+extern unsigned int kiwi_max_half_open_src;
+extern unsigned int kiwi_first_byte_ms;
 extern bool kiwi_large_fpdu;
 extern u16 kiwi_rtr_kinds;
 bool kiwi_mk_request(bool initiator);
-extern unsigned int kiwi_max_half_open;
 
 /* Receive window of a connection until RTS (TCP_WINDOW_CLAMP). */
 #define KIWI_SETUP_WINDOW	4096
@@ -118,25 +133,40 @@ kiwi_log_addr(const struct sockaddr_storage *a)
 		  kiwi_log_addr(&(ep)->local), kiwi_log_addr(&(ep)->remote), \
 		  kiwi_ep_qpn(ep), __func__, ##__VA_ARGS__)
 
-/* cm.c: endpoints and their state machine */
+/* cmwork.c: each endpoint's work */
 struct kiwi_ep *kiwi_ep_alloc(struct kiwi_device *kdev);
+
+/* cm.c: the endpoint core */
+static inline void kiwi_ep_get(struct kiwi_ep *ep)
+{
+	kref_get(&ep->ref);
+}
+
+struct kiwi_ep *kiwi_ep_new(struct kiwi_device *kdev, work_func_t work);
 void kiwi_ep_put(struct kiwi_ep *ep);
-int kiwi_ep_next(struct kiwi_ep *ep, enum kiwi_ep_event ev);
 void kiwi_ep_do(struct kiwi_ep *ep, enum kiwi_ep_event ev, int status,
 		const void *pd, u32 pd_len);
 void kiwi_ep_kick(struct kiwi_ep *ep, int event);
 void kiwi_ep_arm_timer(struct kiwi_ep *ep);
+void kiwi_ep_arm_timer_ms(struct kiwi_ep *ep, unsigned int ms);
 void kiwi_ep_cancel_timer(struct kiwi_ep *ep);
-void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status);
 void kiwi_sk_assoc(struct kiwi_ep *ep, struct socket *sock);
 void kiwi_sk_release(struct kiwi_ep *ep, bool abort);
+bool kiwi_half_open_get(struct kiwi_ep *l,
+			const struct sockaddr_storage *peer);
+int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr);
+int kiwi_req_publish(struct kiwi_ep *ep);
+struct kiwi_ep *kiwi_req_take(struct iw_cm_id *id);
+
+/* cmstate.c: the state's writer, events, the iw_cm id and upcalls */
+int kiwi_ep_step(struct kiwi_ep *ep, enum kiwi_ep_event ev);
+int kiwi_ep_next(struct kiwi_ep *ep, enum kiwi_ep_event ev);
+void kiwi_ep_event(struct kiwi_ep *ep, const char *what, int status);
 void kiwi_cm_id_set(struct kiwi_ep *ep, struct iw_cm_id *id);
 void kiwi_cm_id_drop(struct kiwi_ep *ep);
 int kiwi_upcall(struct kiwi_ep *ep, struct iw_cm_id *id,
 		       enum iw_cm_event_type type, int status,
 		       const void *pd, u32 pd_len);
-int kiwi_ep_go_rts(struct kiwi_ep *ep, u8 send_rtr);
-struct kiwi_ep *kiwi_req_take(struct iw_cm_id *id);
 
 /* mpa.c: MPA frames and the TCP socket under them */
 u8 kiwi_mpa_flags(const struct kiwi_ep *ep);

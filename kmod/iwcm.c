@@ -2,8 +2,8 @@
 /*
  * kiwi: the iw_cm provider entry points (struct ib_device_ops iw_*):
  * connect, accept, reject, create and destroy a listener.  Each
- * creates or finishes an endpoint (cm.c) under its lock; everything
- * that happens afterwards runs in the endpoint's work.
+ * creates or finishes an endpoint (cm.h) under its lock; everything
+ * that happens afterwards runs in the endpoint's work (cmwork.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -4,7 +4,8 @@
  * enhanced setup: IRD/ORD and the ready-to-receive message) and the
  * kernel TCP socket it runs on.  The frames are built and parsed by
  * include/kiwi/iwarp.h (fuzzed in user space); this file moves them.
- * Called by cm.c and iwcm.c with ep->lock held.
+ * Called by iwcm.c, cmwork.c and cm.c with ep->lock held; calls none
+ * of the CM's other files.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -11,8 +11,8 @@
  *
  * Events are every reason kiwi changes an endpoint's state: the iw_cm's
  * calls (kmod/iwcm.c), what the TCP socket reports, the MPA exchange's
- * outcomes (kmod/cm.c, kmod/mpa.c), the QP's requests to close, the
- * timer, and the device going away.
+ * outcomes (kmod/cmwork.c, kmod/cm.c, kmod/mpa.c), the QP's requests to
+ * close, the timer, and the device going away.
  *
  * A row either moves (KIWI_EPA_WRITE: the state is written and traced;
  * a move to CLOSED is written last, once the row's actions are done,
@@ -29,10 +29,10 @@
  * state: how the endpoint ends, whom it tells, whether its socket goes
  * with a FIN or a RST.
  *
- * The kernel (kmod/cm.c, kiwi_ep_next() and kiwi_ep_do()) performs the
- * actions; the unit test (selftests/wire/epfsm.c) checks the whole
- * matrix in user space.  Compiles in the kernel and in user space, like
- * qpfsm.h.
+ * The kernel (kmod/cmstate.c's kiwi_ep_next(), kmod/cm.c's kiwi_ep_do())
+ * performs the actions; the unit test (selftests/wire/epfsm.c) checks
+ * the whole matrix in user space.  Compiles in the kernel and in user
+ * space, like qpfsm.h.
  */
 #ifndef KIWI_EPFSM_H
 #define KIWI_EPFSM_H
@@ -72,7 +72,7 @@ enum kiwi_ep_event {
 	KIWI_EPE_TCP_CONNECTED,		/* active: the TCP connect completed */
 	KIWI_EPE_PEER_FIN,		/* the peer closed its side */
 	KIWI_EPE_SOCK_RESET,		/* refused, reset or failed */
-	/* the MPA exchange (cm.c, mpa.c) */
+	/* the MPA exchange (cmwork.c, cm.c, mpa.c) */
 	KIWI_EPE_MPA_SEND_FAILED,	/* active: the request could not go */
 	KIWI_EPE_MPA_REQUEST,		/* passive: a valid request came */
 	KIWI_EPE_MPA_REQUEST_BAD,	/* ... malformed, or the socket died */

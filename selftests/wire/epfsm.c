@@ -6,7 +6,7 @@
  * invariants, and whole sequences -- both handshakes, a reject either
  * way, a timeout and a peer's reset in each state, a close during
  * setup, every sequence of five events -- run through a small model of
- * kmod/cm.c's kiwi_ep_next() and kiwi_ep_do().
+ * kmod/cmstate.c's kiwi_ep_next() and kmod/cm.c's kiwi_ep_do().
  */
 #include "../kiwi_test.h"
 #include <kiwi/epfsm.h>
