@@ -229,6 +229,16 @@ void kiwi_qp_fail_all(struct kiwi_device *kdev)
 
 	while ((qp = kiwi_qp_next_ref(kdev, &qpn))) {
 		kiwi_qp_error(qp, KIWI_TL_LLP, 0, KIWI_LC_TCP_ERR);
+		/*
+		 * What the failure leaves to the QP's work (RQ flushed,
+		 * QP_FATAL, the CM's abort) is done before the device's
+		 * unregistration is queued, as when it all ran inline: a
+		 * ULP's removal must find its queues failed, not post its
+		 * shutdown command to a QP whose abort has not started
+		 * (NVMe-oF's host then waited out its 60 s admin timeout).
+		 * The work takes no RTNL, which our caller holds.
+		 */
+		flush_work(&qp->ev_work);
 		kiwi_qp_put(&qp->ibqp);
 	}
 }
