@@ -56,6 +56,11 @@
 #                 (1 B..16 MiB) copied there and back (SHA-256 equal, the
 #                 page cache dropped between), fio O_DIRECT random 4 KiB
 #                 writes verified; unmounted, b's nfsd stopped
+#   iser          iSER: b's LIO target (ib_isert) exports a 96 MiB ramdisk
+#                 LUN on an iSER portal at its eth0 address, a's open-iscsi
+#                 initiator (ib_iser) discovers it and logs in over iSER;
+#                 64 MiB written and read back verified (fio, crc32c),
+#                 random writes verified, logout; b clears its target
 #   link          the link taken down mid-transfer and brought back: a
 #                 runs ib_write_bw -D 16 against b; 4 s in, a's NIC loses
 #                 carrier (QEMU set_link) for 6 s; the transfer must end
@@ -96,7 +101,7 @@
 #                 siw guest rdma link del siw0 and rmmod siw
 # With KIWI_PAIR_SIW (a or b) that guest runs Linux siw instead of kiwi
 # (vm/pair gives it siw.ko): only rping, perf, fwd and rev apply; imm,
-# atomic, mw, markers, fpdu, nvme, nfs and kill need kiwi at both ends and are
+# atomic, mw, markers, fpdu, nvme, nfs, iser and kill need kiwi at both ends and are
 # refused (not ok) if asked for.  Each step's time goes to a "#" line.
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
@@ -420,6 +425,132 @@ nvme_step() {
 	fi
 	rm -f "$TMPD/data" "$TMPD/back"
 	pair_put nvme.done
+}
+
+# iSER: b's LIO configuration (as selftests/guest/iser.sh makes it).
+ISER_IQN=iqn.2026-11.org.kiwi:iser-2host
+ISER_LIO=/sys/kernel/config/target
+ISER_TPG=$ISER_LIO/iscsi/$ISER_IQN/tpgt_1
+
+# iser_target_up: (b) a 96 MiB ramdisk LUN behind a portal at b's eth0
+# address with iSER on.  LIO's iSCSI/TCP listener of that portal and
+# kiwi's iWARP listener (a TCP socket too) would collide on the same
+# address and port, so the portal directory is made in namespace kwt,
+# which has the address on a dummy netdev: LIO's TCP listener lives
+# there, ib_isert's rdma_cm listener in the initial namespace (iser.sh
+# explains it at length).
+iser_target_up() {
+	modprobe ib_isert || return 1
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs configfs /sys/kernel/config || return 1
+	mkdir -p $ISER_LIO/core/rd_mcp_0/kiwird &&
+	echo "rd_pages=$((96 * 256))" >$ISER_LIO/core/rd_mcp_0/kiwird/control &&
+	echo 1 >$ISER_LIO/core/rd_mcp_0/kiwird/enable &&
+	mkdir -p $ISER_TPG/lun/lun_0 &&
+	ln -s $ISER_LIO/core/rd_mcp_0/kiwird $ISER_TPG/lun/lun_0/kiwird &&
+	echo 0 >$ISER_TPG/attrib/authentication &&
+	echo 1 >$ISER_TPG/attrib/generate_node_acls &&
+	echo 1 >$ISER_TPG/attrib/cache_dynamic_acls &&
+	echo 0 >$ISER_TPG/attrib/demo_mode_write_protect || return 1
+	ip netns add kwt && ip netns exec kwt ip link set lo up &&
+	ip netns exec kwt ip link add kt0 type dummy &&
+	ip netns exec kwt ip addr add "$ME_IP/24" dev kt0 &&
+	ip netns exec kwt ip link set kt0 up &&
+	nsenter --net=/run/netns/kwt mkdir "$ISER_TPG/np/$ME_IP:3260" &&
+	echo 1 >"$ISER_TPG/np/$ME_IP:3260/iser" &&
+	grep -qx 1 "$ISER_TPG/np/$ME_IP:3260/iser" && echo 1 >$ISER_TPG/enable
+}
+
+iser_target_down() {
+	echo 0 >$ISER_TPG/enable
+	rm -f $ISER_TPG/lun/lun_0/kiwird
+	rmdir $ISER_TPG/lun/lun_0 "$ISER_TPG/np/$ME_IP:3260" $ISER_TPG \
+		$ISER_LIO/iscsi/$ISER_IQN $ISER_LIO/core/rd_mcp_0/kiwird \
+		$ISER_LIO/core/rd_mcp_0 || return 1
+	modprobe -r ib_isert || return 1
+	modprobe -r iscsi_target_mod target_core_pscsi target_core_file \
+		target_core_iblock target_core_user target_core_mod 2>/dev/null
+	ip netns del kwt
+}
+
+# iser_step: see the header.  b serves the target, a judges the data.
+iser_step() {
+	local disk b qps
+	if [ "$ROLE" = b ]; then
+		if iser_target_up >"$TMPD/iser" 2>&1; then
+			ok "iser: b's LIO target with an iSER portal at $ME_IP:3260 ($DEV, Linux $(uname -r))"
+			pair_put iser up
+		else
+			notok "iser: b's LIO target with an iSER portal at $ME_IP:3260"
+			diag "$TMPD/iser"
+			pair_put iser down
+		fi
+		pair_get iser.done 600 >/dev/null || notok "iser: a never finished"
+		if iser_target_down >"$TMPD/iser" 2>&1; then
+			ok "iser: b's target cleared, ib_isert and LIO unloaded"
+		else
+			notok "iser: b's target cleared, ib_isert and LIO unloaded"
+			diag "$TMPD/iser"
+		fi
+		return
+	fi
+	if [ "$(pair_get iser 300)" != up ]; then
+		notok "iser: b's target never came up"
+		pair_put iser.done
+		return
+	fi
+	if ! need_tools iscsiadm iscsid fio >"$TMPD/iser" 2>&1 ||
+	   ! modprobe ib_iser || ! modprobe sd_mod; then
+		notok "iser: a's initiator (open-iscsi, ib_iser)"
+		diag "$TMPD/iser"
+		pair_put iser.done
+		return
+	fi
+	mkdir -p /etc/iscsi /run/lock/iscsi
+	echo "InitiatorName=iqn.2026-11.org.kiwi:initiator-a" >/etc/iscsi/initiatorname.iscsi
+	iscsid
+	if timeout 60 iscsiadm -m discovery -t sendtargets -p "$PEER_IP:3260" -I iser \
+		>"$TMPD/disc" 2>&1 && grep -q "$ISER_IQN" "$TMPD/disc" &&
+	   timeout 60 iscsiadm -m node -T $ISER_IQN -p "$PEER_IP:3260" -I iser --login \
+		>"$TMPD/login" 2>&1; then
+		disk=
+		for _ in $(seq 1 60); do
+			for b in /sys/block/sd*; do
+				[ -e "$b" ] && readlink -f "$b" | grep -q '/session[0-9]*/' &&
+					[ -b "/dev/${b##*/}" ] && disk=${b##*/}
+			done
+			[ -n "$disk" ] && break
+			sleep 0.5
+		done
+		qps=$(rdma resource show qp 2>/dev/null | grep -c 'link kiwi0/')
+		if [ -n "$disk" ] && iscsiadm -m session 2>/dev/null | grep -q '^iser:' && [ "$qps" -ge 1 ]; then
+			ok "iser: a discovered b's target and logged in over iSER: /dev/$disk, $qps kiwi QPs"
+			fio_verify "iser: 64 MiB sequential 1 MiB writes to b's LUN (O_DIRECT), read back and verified" \
+				"/dev/$disk" --rw=write --bs=1M --size=64M --iodepth=4
+			fio_verify "iser: 8 MiB of random 4 KiB..64 KiB writes (O_DIRECT), verified" \
+				"/dev/$disk" --rw=randwrite --bsrange=4k-64k --size=64M \
+				--io_size=8M --iodepth=16
+		else
+			notok "iser: a's session is iSER with a disk (disk '${disk:-none}', $qps kiwi QPs)"
+			{ iscsiadm -m session; ls /sys/block; } 2>&1 | diag
+		fi
+		if timeout 60 iscsiadm -m node -T $ISER_IQN -p "$PEER_IP:3260" -I iser --logout \
+			>"$TMPD/logout" 2>&1; then
+			ok "iser: logged out"
+		else
+			notok "iser: logged out"
+			diag "$TMPD/logout"
+		fi
+	else
+		notok "iser: a discovered b's target and logged in over iSER"
+		cat "$TMPD/disc" "$TMPD/login" 2>/dev/null | diag
+		nvme_klog 20
+	fi
+	iscsiadm -m node -o delete >/dev/null 2>&1
+	pkill -x iscsid
+	for _ in $(seq 1 20); do pgrep -x iscsid >/dev/null || break; sleep 0.5; done
+	modprobe -r ib_iser sd_mod 2>/dev/null
+	pair_put iser.done
 }
 
 # nfsd_up DIR: (b) nfsd exporting a tmpfs at DIR as the NFSv4 root, on
@@ -801,7 +932,7 @@ if [ "$PBOOT" = 2 ]; then
 fi
 # Steps that do not exist, and those that need kiwi at both ends.
 for s in $STEPS; do
-	[[ " rping perf fwd rev imm atomic mw markers fpdu nvme nfs link netem offload " == *" $s "* ]] ||
+	[[ " rping perf fwd rev imm atomic mw markers fpdu nvme nfs iser link netem offload " == *" $s "* ]] ||
 		notok "step $s: no such step (KIWI_PAIR_STEPS)"
 done
 case $SIW in
@@ -809,7 +940,7 @@ case $SIW in
 *) notok "KIWI_PAIR_SIW=$SIW: a, b or nothing" ;;
 esac
 if [ -n "$SIW" ]; then
-	for s in imm atomic mw markers fpdu nvme nfs; do
+	for s in imm atomic mw markers fpdu nvme nfs iser; do
 		[[ $STEPS != *" $s "* ]] || notok "step $s: needs kiwi in both guests, not siw in $SIW"
 		STEPS=${STEPS// $s / }
 	done
@@ -820,7 +951,7 @@ case $KILL in
 0|write|read|nvme) ;;
 *) notok "KIWI_PAIR_KILL=$KILL: 0, 1, write, read or nvme"; KILL=0 ;;
 esac
-for s in rping perf fwd rev imm atomic mw markers fpdu nvme nfs link netem offload; do
+for s in rping perf fwd rev imm atomic mw markers fpdu nvme nfs iser link netem offload; do
 	step $s
 done
 if [ "$KILL" != 0 ]; then
