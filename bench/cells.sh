@@ -174,22 +174,28 @@ tcp_cell() {
 # server's exit status and the kernel CPU ticks (kcpu) the run took.
 # perf_once, tcp_bw and tcp_lat are the three in one guest.
 
-# perf_server STACK TAG: perftest's server for the parsed cell (SPID,
-# output in LOGS/TAG.srv), listening on PORT; false if it did not get
-# there (R_* then say why, the server stopped).
-perf_server() {
-	local stack=$1 tag=$2 srv
-	srv=$LOGS/$tag.srv
-	perf_args
-	# shellcheck disable=SC2086 # $P_ARGS are words
-	bg_in_ns "${SNS[$stack]}" timeout -k 5 $((RUN_TIMEOUT + 15)) taskset -c $SCPU \
-		"$P_TOOL" -R -F -d "${SDEV[$stack]}" -p "$PORT" $P_ARGS >"$srv" 2>&1
+# server_up KIND WHAT TAG NS CMD...: CMD in namespace NS as a server
+# (bounded, pinned; SPID, output in LOGS/TAG.srv) until it listens on
+# PORT (wait_listen KIND); false if it did not get there (R_* then say
+# WHAT failed, the server stopped).
+server_up() {
+	local kind=$1 what=$2 srv=$LOGS/$3.srv ns=$4
+	shift 4
+	bg_in_ns "$ns" timeout -k 5 $((RUN_TIMEOUT + 15)) taskset -c $SCPU "$@" >"$srv" 2>&1
 	SPID=$!
-	if ! wait_listen "$SPID" rdma "$PORT"; then
+	if ! wait_listen "$SPID" "$kind" "$PORT"; then
 		stop_server "$SPID"
-		R_STATUS=err R_VALUE='' R_EXTRA='' R_NOTE="server not ready: $(tool_notes "$srv")"
+		R_STATUS=err R_VALUE='' R_EXTRA='' R_NOTE="$what: $(tool_notes "$srv")"
 		return 1
 	fi
+}
+
+# perf_server STACK TAG: perftest's server for the parsed cell.
+perf_server() {
+	perf_args
+	# shellcheck disable=SC2086 # $P_ARGS are words
+	server_up rdma "server not ready" "$2" "${SNS[$1]}" \
+		"$P_TOOL" -R -F -d "${SDEV[$1]}" -p "$PORT" $P_ARGS
 }
 
 # perf_args: P_TOOL and P_ARGS, the perftest program and its options for
@@ -311,15 +317,8 @@ TCP_WIN=$(( $(awk '{ print $3 }' /proc/sys/net/ipv4/tcp_rmem) / 2 ))
 # iperf3 -Z (sendfile) -t DURATION, the cell's write size and QPs as
 # streams; the receiver's rate is the value, the sender's an extra.
 tcp_bw_server() {
-	local srv=$LOGS/$1.srv
-	bg_in_ns "${SNS[tcp]}" timeout -k 5 $((RUN_TIMEOUT + 15)) taskset -c $SCPU \
-		iperf3 -s -1 -B "${SADDR[tcp]}" -p "$PORT" >"$srv" 2>&1
-	SPID=$!
-	if ! wait_listen "$SPID" tcp "$PORT"; then
-		stop_server "$SPID"
-		R_STATUS=err R_VALUE='' R_EXTRA='' R_NOTE="iperf3 server did not start: $(tool_notes "$srv")"
-		return 1
-	fi
+	server_up tcp "iperf3 server did not start" "$1" "${SNS[tcp]}" \
+		iperf3 -s -1 -B "${SADDR[tcp]}" -p "$PORT"
 }
 
 tcp_bw_client() {
