@@ -17,6 +17,8 @@
 #                   over a virtual NIC (selftests/check-2host; build/check-2host/)
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
+#   make bench-2host make bench's standard cells between two guests over a virtual
+#                   NIC, beside the same over veth (build/bench-2host/results.md)
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
 #   make fuzz       the wire parsers under libFuzzer, 60 s each (build/fuzz/)
 #   make fresh-check a build-only and a full machine, each in a new Debian 12
@@ -31,7 +33,7 @@
 # need the newest Debian 6.1 headers (the guest boots that kernel); a
 # plain `make` takes the running kernel's when they are installed, else
 # those 6.1 ones.
-GUEST_GOALS := demo check check-2host bench soak fuzz-verbs
+GUEST_GOALS := demo check check-2host bench bench-2host soak fuzz-verbs
 NEWEST_61 := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
 RUNNING_KDIR := $(wildcard /lib/modules/$(shell uname -r)/build)
 ifneq ($(filter $(GUEST_GOALS),$(MAKECMDGOALS)),)
@@ -47,7 +49,7 @@ JOBS ?= $(shell nproc)
 # installs GOAL's set and then runs GOAL in a second make, which looks for
 # the kernel headers afresh: this one looked before they were installed.
 # A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
-WITH_DEPS := demo check check-2host bench soak fuzz fuzz-verbs install deb sanitizer-kernel
+WITH_DEPS := demo check check-2host bench bench-2host soak fuzz fuzz-verbs install deb sanitizer-kernel
 deps_for = $(if $(filter install,$(1)),deps-build,$(if $(filter deb,$(1)),deps-deb,deps))
 
 export BUILD
@@ -55,7 +57,7 @@ ifdef KIWI_DEPS_DONE
 export KDIR KVER	# only now: a first make's values may predate make deps
 endif
 
-.PHONY: all kmod kconsumer provider siw deps deps-build deps-deb version lint demo check check-2host bench soak fuzz fuzz-verbs install deb uninstall clean help fresh-check sanitizer-kernel
+.PHONY: all kmod kconsumer provider siw deps deps-build deps-deb version lint demo check check-2host bench bench-2host soak fuzz fuzz-verbs install deb uninstall clean help fresh-check sanitizer-kernel
 
 all: kmod kconsumer provider
 
@@ -101,6 +103,9 @@ check-2host: all siw
 
 bench: all siw
 	$(CURDIR)/scripts/bench
+
+bench-2host: all siw
+	$(CURDIR)/scripts/bench-2host
 
 soak: all
 	$(CURDIR)/scripts/soak

@@ -14,7 +14,9 @@ and the paired ratios -- repetition r of stack A against repetition r of
 stack B, measured back to back -- as their median with a bootstrap 95%
 interval.  Targets are judged on the interval: PASS if all of it clears
 the target, FAIL if none of it does, INCONCLUSIVE otherwise.  Writes
-OUTDIR/results.{md,csv,json}.
+OUTDIR/results.{md,csv,json}.  A configuration CONFIG_2host (make
+bench-2host: the same cells between two guests) next to CONFIG (over veth
+in one guest) also gets tables of the two side by side.
 Exit status: 0 if every target passed (or had no cell to judge), 1 if one
 failed, was inconclusive or had no data, 2 on errors.
 """
@@ -265,6 +267,55 @@ def extras_table(d, config, mtu, cells, stacks):
                         "p99.9 µs", "p99.9/median", "kernel CPU s/GiB"])
 
 
+def nic_tables(d, configs, mtus, cells, meta):
+    """Configurations X and X_2host side by side: (title, [(mtu, medians
+    table, ratios table)]) for each such X."""
+    out = []
+    for pc in configs:
+        base = pc[:-len("_2host")]
+        if not pc.endswith("_2host") or base not in configs:
+            continue
+        stacks = []
+        for c in (base, pc):
+            for s in meta.get(f"stacks_{c}", "").split() or \
+                    sorted({k[3] for k in d.by if k[0] == c}):
+                if s not in stacks:
+                    stacks.append(s)
+        per_mtu = []
+        for mtu in mtus:
+            mrows, rrows = [], []
+            for cell in cells:
+                unit = " [MiB/s]" if "_bw_" in cell else " [µs]"
+                for s in stacks:
+                    sv, sp = d.summary(base, mtu, cell, s), d.summary(pc, mtu, cell, s)
+                    if sv["n"] == 0 and sp["n"] == 0:
+                        continue
+                    cols = []
+                    for sm in (sv, sp):
+                        txt = fnum(sm["median"]) if sm["n"] else "—"
+                        if sm["ok"] < sm["n"]:
+                            txt += f" ({sm['n'] - sm['ok']}/{sm['n']} err)"
+                        cols.append(txt)
+                    ch = "—"
+                    if sv["median"] and sp["median"]:
+                        ch = f"{sp['median'] / sv['median']:.2f}x"
+                    mrows.append([cell_label(cell) + unit, STACK_LABEL.get(s, s)] + cols + [ch])
+                for a, b in comparisons(stacks):
+                    pv, pp = d.paired(base, mtu, cell, a, b), d.paired(pc, mtu, cell, a, b)
+                    if pv is None and pp is None:
+                        continue
+                    rrows.append([cell_label(cell), f"{STACK_LABEL[a]}/{STACK_LABEL[b]}",
+                                  rtext(pv), rtext(pp)])
+            if mrows:
+                per_mtu.append((mtu, table(mrows, ["cell", "stack", "veth, one guest",
+                                                   "two guests", "two guests / veth"]),
+                                table(rrows, ["cell", "ratio", "veth, one guest", "two guests"])
+                                if rrows else None))
+        if per_mtu:
+            out.append((f"{base} vs {pc}: one guest over veth vs two guests over a NIC", per_mtu))
+    return out
+
+
 # Targets of the issue: (name, configs, mtus or None, cell, a, b, key,
 # kind, factor).  kind "min": a/b >= factor; "max": a/b <= factor.
 def targets_for(configs, cells):
@@ -431,6 +482,11 @@ def main():
               f"CPU {meta.get('guest_cpu_model', '?')} (flags: {meta.get('guest_cpu_flags', '?')}), "
               f"clocksource {meta.get('clocksource', '?')}, crc32c driver "
               f"{meta.get('crc32c_driver', '?')}; host {meta.get('host', '?')}  ")
+    if "pair" in meta:
+        md.append(f"Two guests: {meta['pair']}; kernels {meta.get('pair_kernels', '?')}; "
+                  f"{meta.get('pair_nic', '?')}; guest dmesg: {meta.get('pair_dmesg', '?')}; "
+                  f"wall time {meta.get('pair_wall_time', '?')}; host load before/after "
+                  f"{meta.get('pair_load_before', '?')} / {meta.get('pair_load_after', '?')}  ")
     md.append(f"Host load before/after: {meta.get('load_before', '?')} / {meta.get('load_after', '?')}  ")
     md.append(f"Repetitions: {meta.get('reps', '?')} per cell, stack order rotated per repetition; "
               f"bandwidth runs {meta.get('duration', '?')} s (perftest -D, iperf3 -t), "
@@ -461,6 +517,20 @@ def main():
             x = extras_table(d, config, mtu, cells, stacks)
             if x:
                 md += [x, ""]
+    for title, per_mtu in nic_tables(d, configs, mtus, cells, meta):
+        md += [f"## {title}", "",
+               "The same cells, settings and repetitions, in one invocation: both ends in one "
+               "guest over veth (2 vCPUs), and a client guest and a server guest (1 vCPU each) "
+               "joined by one virtual NIC. \"two guests / veth\": the ratio of the medians "
+               "(above 1: more bandwidth, or more latency, between the guests). The paired "
+               "ratios are each configuration's own (repetitions back to back), with their "
+               "bootstrap 95% intervals.", ""]
+        for mtu, mt, rt in per_mtu:
+            md += [f"### MTU {mtu}", "", mt, ""]
+            term += [f"== {title}, MTU {mtu} ==", mt, ""]
+            if rt:
+                md += [rt, ""]
+                term += [rt, ""]
     if atab:
         md += ["## Slab allocations per message", "",
                "kmem:kmalloc + kmem:kmem_cache_alloc (perf stat -a) in a run of N and one "
