@@ -24,8 +24,6 @@ set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 ADDR=10.97.0.1
 IQN=iqn.2026-11.org.kiwi:iser-test
-LIO=/sys/kernel/config/target
-TPG=$LIO/iscsi/$IQN/tpgt_1
 MB=${KIWI_ISER_MB:-256}
 KTEXT=
 DISK=
@@ -38,64 +36,15 @@ setup() {
 		ip link set kd0 up && rdma link add kiwi0 type kiwi netdev kd0 ||
 		return 1
 	# sd_mod too: the guest has no udev to load it for the new disk.
-	modprobe ib_isert && modprobe ib_iser && modprobe sd_mod || return 1
-	mountpoint -q /sys/kernel/config ||
-		mount -t configfs configfs /sys/kernel/config || return 1
-	# The LUN: a ramdisk (rd_mcp), a little larger than what fio writes.
-	mkdir -p $LIO/core/rd_mcp_0/kiwird &&
-	echo "rd_pages=$(((MB + 16) * 256))" >$LIO/core/rd_mcp_0/kiwird/control &&
-	echo 1 >$LIO/core/rd_mcp_0/kiwird/enable &&
-	mkdir -p $TPG/lun/lun_0 &&
-	ln -s $LIO/core/rd_mcp_0/kiwird $TPG/lun/lun_0/kiwird || return 1
-	# No authentication, any initiator (demo mode), writable.
-	echo 0 >$TPG/attrib/authentication &&
-	echo 1 >$TPG/attrib/generate_node_acls &&
-	echo 1 >$TPG/attrib/cache_dynamic_acls &&
-	echo 0 >$TPG/attrib/demo_mode_write_protect || return 1
-	# A portal on kiwi0's address, with iSER.  The portal directory
-	# makes LIO's iSCSI/TCP listener on ADDR:3260 first; "iser" then
-	# has ib_isert listen on the same address and port through rdma_cm,
-	# and kiwi's iWARP listener is a TCP socket of the host's stack:
-	# in one namespace the two collide ("isert_setup_id: rdma_listen()
-	# failed: -98", EADDRINUSE).  LIO creates its TCP socket in the
-	# network namespace of the process that makes the directory
-	# (iscsit_setup_np: sock_create), ib_isert its rdma_cm ID in the
-	# initial one: so the directory is made in namespace kwt, which has
-	# ADDR on a dummy netdev of its own.  The TCP listener (discovery)
-	# is then in kwt, the iSER one in the initial namespace.
-	ip netns add kwt && ip netns exec kwt ip link set lo up &&
-	ip netns exec kwt ip link add kt0 type dummy &&
-	ip netns exec kwt ip addr add $ADDR/24 dev kt0 &&
-	ip netns exec kwt ip link set kt0 up &&
-	# (nsenter, not ip netns exec, which mounts a sysfs of its own
-	# over /sys and so hides configfs)
-	nsenter --net=/run/netns/kwt mkdir $TPG/np/$ADDR:3260 &&
-	echo 1 >$TPG/np/$ADDR:3260/iser &&
-	grep -qx 1 $TPG/np/$ADDR:3260/iser && echo 1 >$TPG/enable || return 1
+	modprobe ib_iser && modprobe sd_mod || return 1
+	# The LUN: a ramdisk a little larger than what fio writes.
+	lio_iser_up $IQN $ADDR $((MB + 16)) || return 1
 	# The initiator's daemon; the configuration written here lives
 	# in the guest's tmpfs overlay only.
 	mkdir -p /etc/iscsi /run/lock/iscsi &&
 	echo "InitiatorName=iqn.2026-11.org.kiwi:initiator" \
 		>/etc/iscsi/initiatorname.iscsi &&
 	iscsid
-}
-
-# The SCSI disk the iSER session brought, once it shows up (30 s): the
-# one sd* whose sysfs path runs through an iSCSI session (there is no
-# other SCSI disk in the guest) and whose model is LIO's ramdisk.
-iser_disk() {
-	local b
-	for _ in $(seq 1 60); do
-		for b in /sys/block/sd*; do
-			[ -e "$b" ] && readlink -f "$b" | grep -q '/session[0-9]*/' &&
-				grep -q RAMDISK "$b/device/model" 2>/dev/null &&
-				[ -b "/dev/${b##*/}" ] || continue
-			basename "$b"
-			return 0
-		done
-		sleep 0.5
-	done
-	return 1
 }
 
 login() {
@@ -152,17 +101,10 @@ teardown() {
 	timeout 60 iscsiadm -m node -u >/dev/null 2>&1
 	iscsiadm -m node -o delete >/dev/null 2>&1
 	pkill -x iscsid
-	echo 0 >$TPG/enable
-	rm -f $TPG/lun/lun_0/kiwird
-	rmdir $TPG/lun/lun_0 $TPG/np/$ADDR:3260 $TPG $LIO/iscsi/$IQN \
-		$LIO/core/rd_mcp_0/kiwird $LIO/core/rd_mcp_0 || return 1
 	# iscsid must be gone before ib_iser can go (it holds the transport).
 	for _ in $(seq 1 20); do pgrep -x iscsid >/dev/null || break; sleep 0.5; done
-	modprobe -r ib_iser ib_isert sd_mod || return 1
-	modprobe -r iscsi_target_mod target_core_pscsi target_core_file \
-		target_core_iblock target_core_user target_core_mod 2>/dev/null
-	rdma link del kiwi0 && modprobe -r kiwi && ip link del kd0 &&
-	ip netns del kwt
+	lio_iser_down $IQN $ADDR && modprobe -r ib_iser sd_mod || return 1
+	rdma link del kiwi0 && modprobe -r kiwi && ip link del kd0
 }
 
 START=$SECONDS

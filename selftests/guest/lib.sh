@@ -785,3 +785,77 @@ nvme_no_recovery() {
 		ok "$1: no controller error recovery"
 	fi
 }
+
+# LIO (target_core_mod, iscsi_target_mod) with ib_isert, set up through
+# configfs as targetcli would write it (targetcli-fb fails in the guest,
+# which has no D-Bus).  Used by iser.sh (one guest) and twohost.sh (b).
+LIO=/sys/kernel/config/target
+
+# lio_iser_up IQN ADDR MB: target IQN with a ramdisk LUN of MB MiB behind
+# a portal ADDR:3260 with iSER on; no authentication, any initiator
+# (demo mode), writable.
+#
+# The portal directory makes LIO's iSCSI/TCP listener on ADDR:3260
+# first; "iser" then has ib_isert listen on the same address and port
+# through rdma_cm, and kiwi's iWARP listener is a TCP socket of the
+# host's stack: in one namespace the two collide ("isert_setup_id:
+# rdma_listen() failed: -98", EADDRINUSE).  LIO creates its TCP socket
+# in the network namespace of the process that makes the directory
+# (iscsit_setup_np: sock_create), ib_isert its rdma_cm ID in the initial
+# one: so the directory is made in namespace kwt, which has ADDR on a
+# dummy netdev of its own.  The TCP listener (discovery) is then in
+# kwt, the iSER one in the initial namespace.
+lio_iser_up() {
+	local tpg=$LIO/iscsi/$1/tpgt_1 rd=$LIO/core/rd_mcp_0/kiwird
+	modprobe ib_isert || return 1
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs configfs /sys/kernel/config || return 1
+	mkdir -p $rd && echo "rd_pages=$(($3 * 256))" >$rd/control &&
+	echo 1 >$rd/enable && mkdir -p "$tpg/lun/lun_0" &&
+	ln -s $rd "$tpg/lun/lun_0/kiwird" &&
+	echo 0 >"$tpg/attrib/authentication" &&
+	echo 1 >"$tpg/attrib/generate_node_acls" &&
+	echo 1 >"$tpg/attrib/cache_dynamic_acls" &&
+	echo 0 >"$tpg/attrib/demo_mode_write_protect" || return 1
+	ip netns add kwt && ip netns exec kwt ip link set lo up &&
+	ip netns exec kwt ip link add kt0 type dummy &&
+	ip netns exec kwt ip addr add "$2/24" dev kt0 &&
+	ip netns exec kwt ip link set kt0 up &&
+	# (nsenter, not ip netns exec, which mounts a sysfs of its own
+	# over /sys and so hides configfs)
+	nsenter --net=/run/netns/kwt mkdir "$tpg/np/$2:3260" &&
+	echo 1 >"$tpg/np/$2:3260/iser" &&
+	grep -qx 1 "$tpg/np/$2:3260/iser" && echo 1 >"$tpg/enable"
+}
+
+# lio_iser_down IQN ADDR: lio_iser_up undone, ib_isert and LIO unloaded
+# (the initiators must have logged out).
+lio_iser_down() {
+	local tpg=$LIO/iscsi/$1/tpgt_1
+	echo 0 >"$tpg/enable"
+	rm -f "$tpg/lun/lun_0/kiwird"
+	rmdir "$tpg/lun/lun_0" "$tpg/np/$2:3260" "$tpg" "$LIO/iscsi/$1" \
+		$LIO/core/rd_mcp_0/kiwird $LIO/core/rd_mcp_0 || return 1
+	modprobe -r ib_isert || return 1
+	modprobe -r iscsi_target_mod target_core_pscsi target_core_file \
+		target_core_iblock target_core_user target_core_mod 2>/dev/null
+	ip netns del kwt
+}
+
+# iser_disk: the SCSI disk an iSER session brought, once it shows up
+# (30 s): the one sd* whose sysfs path runs through an iSCSI session
+# (the guests have no other SCSI disk) and whose model is LIO's ramdisk.
+iser_disk() {
+	local b
+	for _ in $(seq 1 60); do
+		for b in /sys/block/sd*; do
+			[ -e "$b" ] && readlink -f "$b" | grep -q '/session[0-9]*/' &&
+				grep -q RAMDISK "$b/device/model" 2>/dev/null &&
+				[ -b "/dev/${b##*/}" ] || continue
+			basename "$b"
+			return 0
+		done
+		sleep 0.5
+	done
+	return 1
+}

@@ -86,6 +86,11 @@
 #                             outstanding when b dies)
 #                   nvme      a's nvme-rdma host runs fio (verify) on
 #                             b's nvmet-rdma target
+#                   nfs       a runs fio (verify) on a hard NFS 4.2
+#                             mount over RDMA of b's export, which is
+#                             on a disk that outlives b (an ext4 image
+#                             in the host directory, nfsd's client
+#                             records on it too)
 #                 For write and read, a's client must end with an error
 #                 within peer_timeout + 15 s, its QPs and endpoints gone
 #                 soon after.  For nvme, a's controller must leave "live"
@@ -94,8 +99,13 @@
 #                 is up again with its target, the controller reconnects
 #                 by itself and fio finishes with every block verified
 #                 (the I/O requeued across the outage); then a
-#                 disconnects.  After each, rping -V between them works
-#                 as before
+#                 disconnects.  For nfs, the RPC transport's QP must
+#                 leave RTS within the same bound; when b is up again
+#                 serving the same disk, the client reclaims its state
+#                 in nfsd's grace period and fio finishes with every
+#                 block verified; a file written after reads back
+#                 equal; a unmounts.  After each, rping -V between them
+#                 works as before
 #   teardown      rdma link del, rmmod kiwi, nothing of kiwi's left
 #                 (kiwi_leak_check), in each guest still alive; in the
 #                 siw guest rdma link del siw0 and rmmod siw
@@ -369,33 +379,46 @@ fpdu_step() {
 
 # nvme_step: see the header.  b serves the target, a judges the data.
 # shellcheck disable=SC2034 # NVME_ADDR: read by lib.sh's nvme_* functions
+# b_serves STEP UP WHAT DOWN WHAT_DOWN: (b) the serving half of STEP:
+# runs UP (ok or not ok "STEP: WHAT"), tells a "up" or "down", waits for
+# a's "STEP.done", then runs DOWN (ok or not ok "STEP: WHAT_DOWN").
+b_serves() {
+	if $2 >"$TMPD/$1" 2>&1; then
+		ok "$1: $3"
+		pair_put "$1" up
+	else
+		notok "$1: $3"
+		diag "$TMPD/$1"
+		pair_put "$1" down
+	fi
+	pair_get "$1.done" 600 >/dev/null || notok "$1: a never finished"
+	if $4 >"$TMPD/$1" 2>&1; then
+		ok "$1: $5"
+	else
+		notok "$1: $5"
+		diag "$TMPD/$1"
+	fi
+}
+
+# a_served STEP: (a) b's side of STEP came up; if not, not ok and a
+# tells b it is done, non-zero.
+a_served() {
+	[ "$(pair_get "$1" 300)" = up ] && return 0
+	notok "$1: b's side never came up"
+	pair_put "$1.done"
+	return 1
+}
+
 nvme_step() {
 	NVME_ADDR=$PEER_IP
 	if [ "$ROLE" = b ]; then
 		NVME_ADDR=$ME_IP
-		if nvme_target_up >"$TMPD/tgt" 2>&1; then
-			ok "nvme: b's nvmet-rdma target on $ME_IP:4420 ($DEV, Linux $(uname -r))"
-			pair_put nvme up
-		else
-			notok "nvme: b's nvmet-rdma target on $ME_IP:4420"
-			diag "$TMPD/tgt"
-			pair_put nvme down
-			return
-		fi
-		pair_get nvme.done 600 >/dev/null || notok "nvme: a never finished"
-		if nvme_target_down >"$TMPD/tgt" 2>&1; then
-			ok "nvme: b's target removed, nvmet-rdma unloaded"
-		else
-			notok "nvme: b's target removed, nvmet-rdma unloaded"
-			diag "$TMPD/tgt"
-		fi
+		b_serves nvme nvme_target_up \
+			"b's nvmet-rdma target on $ME_IP:4420 ($DEV, Linux $(uname -r))" \
+			nvme_target_down "b's target removed, nvmet-rdma unloaded"
 		return
 	fi
-	if [ "$(pair_get nvme 300)" != up ]; then
-		notok "nvme: b's target never came up"
-		pair_put nvme.done
-		return
-	fi
+	a_served nvme || return
 	modprobe nvme-rdma
 	if nvme_connect; then
 		ok "nvme: a's nvme-rdma host connected to $PEER_IP:4420 over $DEV: /dev/$NVME_DEV ($(cat "$(nvme_ctrl)/queue_count" 2>/dev/null || echo "?") queues with the admin queue)"
@@ -427,78 +450,22 @@ nvme_step() {
 	pair_put nvme.done
 }
 
-# iSER: b's LIO configuration (as selftests/guest/iser.sh makes it).
+# iSER: b's LIO target (lib.sh's lio_iser_up, as iser.sh makes it): a
+# 96 MiB ramdisk LUN behind a portal at b's eth0 address with iSER on.
 ISER_IQN=iqn.2026-11.org.kiwi:iser-2host
-ISER_LIO=/sys/kernel/config/target
-ISER_TPG=$ISER_LIO/iscsi/$ISER_IQN/tpgt_1
-
-# iser_target_up: (b) a 96 MiB ramdisk LUN behind a portal at b's eth0
-# address with iSER on.  LIO's iSCSI/TCP listener of that portal and
-# kiwi's iWARP listener (a TCP socket too) would collide on the same
-# address and port, so the portal directory is made in namespace kwt,
-# which has the address on a dummy netdev: LIO's TCP listener lives
-# there, ib_isert's rdma_cm listener in the initial namespace (iser.sh
-# explains it at length).
-iser_target_up() {
-	modprobe ib_isert || return 1
-	mountpoint -q /sys/kernel/config ||
-		mount -t configfs configfs /sys/kernel/config || return 1
-	mkdir -p $ISER_LIO/core/rd_mcp_0/kiwird &&
-	echo "rd_pages=$((96 * 256))" >$ISER_LIO/core/rd_mcp_0/kiwird/control &&
-	echo 1 >$ISER_LIO/core/rd_mcp_0/kiwird/enable &&
-	mkdir -p $ISER_TPG/lun/lun_0 &&
-	ln -s $ISER_LIO/core/rd_mcp_0/kiwird $ISER_TPG/lun/lun_0/kiwird &&
-	echo 0 >$ISER_TPG/attrib/authentication &&
-	echo 1 >$ISER_TPG/attrib/generate_node_acls &&
-	echo 1 >$ISER_TPG/attrib/cache_dynamic_acls &&
-	echo 0 >$ISER_TPG/attrib/demo_mode_write_protect || return 1
-	ip netns add kwt && ip netns exec kwt ip link set lo up &&
-	ip netns exec kwt ip link add kt0 type dummy &&
-	ip netns exec kwt ip addr add "$ME_IP/24" dev kt0 &&
-	ip netns exec kwt ip link set kt0 up &&
-	nsenter --net=/run/netns/kwt mkdir "$ISER_TPG/np/$ME_IP:3260" &&
-	echo 1 >"$ISER_TPG/np/$ME_IP:3260/iser" &&
-	grep -qx 1 "$ISER_TPG/np/$ME_IP:3260/iser" && echo 1 >$ISER_TPG/enable
-}
-
-iser_target_down() {
-	echo 0 >$ISER_TPG/enable
-	rm -f $ISER_TPG/lun/lun_0/kiwird
-	rmdir $ISER_TPG/lun/lun_0 "$ISER_TPG/np/$ME_IP:3260" $ISER_TPG \
-		$ISER_LIO/iscsi/$ISER_IQN $ISER_LIO/core/rd_mcp_0/kiwird \
-		$ISER_LIO/core/rd_mcp_0 || return 1
-	modprobe -r ib_isert || return 1
-	modprobe -r iscsi_target_mod target_core_pscsi target_core_file \
-		target_core_iblock target_core_user target_core_mod 2>/dev/null
-	ip netns del kwt
-}
+iser_up() { lio_iser_up $ISER_IQN "$ME_IP" 96; }
+iser_down() { lio_iser_down $ISER_IQN "$ME_IP"; }
 
 # iser_step: see the header.  b serves the target, a judges the data.
 iser_step() {
-	local disk b qps
+	local disk qps
 	if [ "$ROLE" = b ]; then
-		if iser_target_up >"$TMPD/iser" 2>&1; then
-			ok "iser: b's LIO target with an iSER portal at $ME_IP:3260 ($DEV, Linux $(uname -r))"
-			pair_put iser up
-		else
-			notok "iser: b's LIO target with an iSER portal at $ME_IP:3260"
-			diag "$TMPD/iser"
-			pair_put iser down
-		fi
-		pair_get iser.done 600 >/dev/null || notok "iser: a never finished"
-		if iser_target_down >"$TMPD/iser" 2>&1; then
-			ok "iser: b's target cleared, ib_isert and LIO unloaded"
-		else
-			notok "iser: b's target cleared, ib_isert and LIO unloaded"
-			diag "$TMPD/iser"
-		fi
+		b_serves iser iser_up \
+			"b's LIO target with an iSER portal at $ME_IP:3260 ($DEV, Linux $(uname -r))" \
+			iser_down "b's target cleared, ib_isert and LIO unloaded"
 		return
 	fi
-	if [ "$(pair_get iser 300)" != up ]; then
-		notok "iser: b's target never came up"
-		pair_put iser.done
-		return
-	fi
+	a_served iser || return
 	if ! need_tools iscsiadm iscsid fio >"$TMPD/iser" 2>&1 ||
 	   ! modprobe ib_iser || ! modprobe sd_mod; then
 		notok "iser: a's initiator (open-iscsi, ib_iser)"
@@ -513,15 +480,7 @@ iser_step() {
 		>"$TMPD/disc" 2>&1 && grep -q "$ISER_IQN" "$TMPD/disc" &&
 	   timeout 60 iscsiadm -m node -T $ISER_IQN -p "$PEER_IP:3260" -I iser --login \
 		>"$TMPD/login" 2>&1; then
-		disk=
-		for _ in $(seq 1 60); do
-			for b in /sys/block/sd*; do
-				[ -e "$b" ] && readlink -f "$b" | grep -q '/session[0-9]*/' &&
-					[ -b "/dev/${b##*/}" ] && disk=${b##*/}
-			done
-			[ -n "$disk" ] && break
-			sleep 0.5
-		done
+		disk=$(iser_disk)
 		qps=$(rdma resource show qp 2>/dev/null | grep -c 'link kiwi0/')
 		if [ -n "$disk" ] && iscsiadm -m session 2>/dev/null | grep -q '^iser:' && [ "$qps" -ge 1 ]; then
 			ok "iser: a discovered b's target and logged in over iSER: /dev/$disk, $qps kiwi QPs"
@@ -553,56 +512,73 @@ iser_step() {
 	pair_put iser.done
 }
 
-# nfsd_up DIR: (b) nfsd exporting a tmpfs at DIR as the NFSv4 root, on
-# "rdma 20049"; a 10 s grace period, the least nfsd takes.
+# nfsd_up: (b) nfsd exporting NFS_EXP as the NFSv4 root, on "rdma
+# 20049": a tmpfs mounted there, unless nfs_disk_up mounted the kill
+# test's disk; a grace period of NFS_GRACE s (default 10, the least nfsd
+# takes).
+NFS_EXP=/srv/kiwi-nfs
 nfsd_up() {
 	need_tools rpcbind rpc.nfsd rpc.mountd exportfs &&
-	modprobe nfsd && modprobe rpcrdma && mkdir -p "$1" &&
-	mount -t tmpfs -o size=200M tmpfs "$1" &&
-	echo "$1 *(rw,no_root_squash,insecure,no_subtree_check,fsid=0)" >/etc/exports &&
+	modprobe nfsd && modprobe rpcrdma && mkdir -p $NFS_EXP &&
+	{ mountpoint -q $NFS_EXP || mount -t tmpfs -o size=200M tmpfs $NFS_EXP; } &&
+	echo "$NFS_EXP *(rw,no_root_squash,insecure,no_subtree_check,fsid=0)" >/etc/exports &&
 	{ mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd; } &&
-	echo 10 >/proc/fs/nfsd/nfsv4gracetime && exportfs -ra &&
+	echo "${NFS_GRACE:-10}" >/proc/fs/nfsd/nfsv4gracetime && exportfs -ra &&
 	rpcbind -w && rpc.mountd && rpc.nfsd 4 &&
 	echo "rdma 20049" >/proc/fs/nfsd/portlist &&
 	grep -q "^rdma 20049" /proc/fs/nfsd/portlist
 }
 
+# nfsd_down: (b) nfsd stopped, the export gone, rpcrdma and nfsd
+# unloaded (within 10 s: the last transports go asynchronously).
+nfsd_down() {
+	rpc.nfsd 0
+	exportfs -ua
+	pkill -x rpc.mountd
+	pkill -x rpcbind
+	! mountpoint -q /var/lib/nfs || umount /var/lib/nfs
+	umount /proc/fs/nfsd $NFS_EXP
+	for _ in $(seq 1 20); do
+		modprobe -r rpcrdma nfsd 2>/dev/null && break
+		sleep 0.5
+	done
+	! lsmod | grep -q '^rpcrdma '
+}
+
+# nfs_disk_up: (b) the NFS kill test's export must outlive b, as a
+# server's disk does: an ext4 image in the meeting directory (a host
+# file; made on b's first boot), loop-mounted at NFS_EXP, and nfsd's
+# state directory on it too (/var/lib/nfs: the client records a
+# rebooted nfsd needs before it lets its clients reclaim their opens).
+nfs_disk_up() {
+	local img=$PD/nfs-kill.img dev
+	need_tools mkfs.ext4 losetup && modprobe loop || return 1
+	if [ "$PBOOT" = 1 ]; then
+		rm -f "$img"
+		truncate -s 256M "$img" && mkfs.ext4 -q -F "$img" || return 1
+	fi
+	dev=$(losetup -f --show "$img") && mkdir -p $NFS_EXP &&
+	mount "$dev" $NFS_EXP || return 1
+	if [ "$PBOOT" = 1 ]; then
+		mkdir -p $NFS_EXP/.nfsd && cp -a /var/lib/nfs/. $NFS_EXP/.nfsd/ &&
+		mkdir -p $NFS_EXP/.nfsd/v4recovery $NFS_EXP/.nfsd/nfsdcltrack || return 1
+	fi
+	mount --bind $NFS_EXP/.nfsd /var/lib/nfs
+}
+
+# nfs_disk_down: (b) the image detached (after nfsd_down unmounted it).
+nfs_disk_down() { losetup -D; }
+
 # nfs_step: see the header.  b serves, a judges the data.
 nfs_step() {
-	local exp=/srv/kiwi-nfs mnt=/mnt/kiwi-nfs n s i
+	local mnt=/mnt/kiwi-nfs n s i
 	if [ "$ROLE" = b ]; then
-		if nfsd_up $exp >"$TMPD/nfsd" 2>&1; then
-			ok "nfs: b's nfsd exports a tmpfs on rdma 20049 ($DEV, Linux $(uname -r))"
-			pair_put nfs up
-		else
-			notok "nfs: b's nfsd exports a tmpfs on rdma 20049"
-			diag "$TMPD/nfsd"
-			pair_put nfs down
-		fi
-		pair_get nfs.done 600 >/dev/null || notok "nfs: a never finished"
-		{
-			rpc.nfsd 0
-			exportfs -ua
-			pkill -x rpc.mountd
-			pkill -x rpcbind
-			umount /proc/fs/nfsd $exp
-		} >"$TMPD/nfsd" 2>&1
-		for _ in $(seq 1 20); do
-			modprobe -r rpcrdma nfsd 2>/dev/null && break
-			sleep 0.5
-		done
-		if lsmod | grep -q '^rpcrdma '; then
-			notok "nfs: b's nfsd stopped and rpcrdma unloaded"
-		else
-			ok "nfs: b's nfsd stopped and rpcrdma unloaded"
-		fi
+		b_serves nfs nfsd_up \
+			"b's nfsd exports a tmpfs on rdma 20049 ($DEV, Linux $(uname -r))" \
+			nfsd_down "b's nfsd stopped and rpcrdma unloaded"
 		return
 	fi
-	if [ "$(pair_get nfs 300)" != up ]; then
-		notok "nfs: b's server never came up"
-		pair_put nfs.done
-		return
-	fi
+	a_served nfs || return
 	modprobe rpcrdma
 	mkdir -p $mnt "$TMPD/tree/sub"
 	if timeout 60 mount -t nfs -o rdma,port=20049,vers=4.2 "$PEER_IP:/" $mnt >"$TMPD/mount" 2>&1 &&
@@ -758,6 +734,82 @@ kiwi_gone() {
 	return 1
 }
 
+# rts_qps: (a) how many of kiwi0's QPs are in RTS.
+rts_qps() { rdma resource show qp 2>/dev/null | grep 'link kiwi0/' | grep -c ' state RTS '; }
+
+# kill_nfs: (a) the kill test under an NFS mount (KIWI_PAIR_KILL=nfs).
+# b's export is on a disk that outlives it (nfs_disk_up).  b dies 6 s
+# into fio's verified writes on the (hard) mount; the RPC transport's QP
+# must leave RTS within the bound; b boots, serves the same disk again
+# (a 60 s grace period for the client's reclaim), and the client must
+# carry on by itself: fio finishes with every block verified, a new
+# file written after the outage reads back equal.
+kill_nfs() {
+	local mnt=/mnt/kiwi-nfs cpid t0 ms why='' bound=$(((PT + SLACK) * 1000))
+	modprobe rpcrdma
+	mkdir -p $mnt
+	if ! timeout 60 mount -t nfs -o rdma,port=20049,vers=4.2,hard "$PEER_IP:/" $mnt \
+		>"$TMPD/mount" 2>&1; then
+		notok "kill (nfs): a mounted b's export over RDMA"
+		diag "$TMPD/mount"
+		pair_put kill.abort
+		return
+	fi
+	timeout 600 fio --name=kiwi --filename=$mnt/kill-fio --direct=1 \
+		--ioengine=libaio --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=32M \
+		--time_based --runtime=25 --verify_backlog=32 \
+		--output="$TMPD/kfio" >"$TMPD/kfio.err" 2>&1 &
+	cpid=$!
+	sleep 6
+	kill -0 $cpid 2>/dev/null || why=" (fio had ended before the kill)"
+	[ "$(rts_qps)" -ge 1 ] || why="$why (no kiwi QP in RTS before the kill)"
+	host_do "kill b" || why="$why (the host did not kill b)"
+	t0=$(date +%s%N)
+	for _ in $(seq 1 $(((PT + SLACK + 30) * 4))); do
+		[ "$(rts_qps)" -ge 1 ] || break
+		sleep 0.25
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ "$(rts_qps)" -eq 0 ] || why="$why (a QP still in RTS ${ms} ms after the kill)"
+	[ $ms -le $bound ] || why="$why (bound $bound ms)"
+	if [ -z "$why" ]; then
+		ok "kill (nfs): b killed 6 s into fio on its NFS export; a's RPC transport's QP left RTS ${ms} ms later (peer_timeout $PT s, bound $bound ms)"
+	else
+		notok "kill (nfs): b killed 6 s into fio on its NFS export, peer_timeout $PT s$why"
+		nvme_klog 20
+	fi
+	host_do "boot b" || notok "kill (nfs): the host did not boot b again"
+	pair_get kill2 300 >/dev/null || notok "kill (nfs): b never served its disk again"
+	if wait $cpid && ! grep -qi 'verify.*fail\|bad.*checksum\|err= *[1-9]' "$TMPD/kfio" "$TMPD/kfio.err"; then
+		ok "kill (nfs): fio on the hard mount across b's death and reboot finished, every block verified ($(awk -F'[=,]' '/issued rwts/ { printf "%s blocks written, %s read back", $3, $2 }' "$TMPD/kfio"))"
+	else
+		notok "kill (nfs): fio on the hard mount across b's death and reboot finished, every block verified"
+		tail -n 15 "$TMPD/kfio" "$TMPD/kfio.err" | diag
+		nvme_klog 20
+	fi
+	head -c $((4 << 20)) /dev/urandom >"$TMPD/after"
+	if timeout 120 cp "$TMPD/after" $mnt/after && sync &&
+	   echo 3 >/proc/sys/vm/drop_caches && cmp -s "$TMPD/after" $mnt/after; then
+		ok "kill (nfs): after the outage, 4 MiB written to the same mount read back equal"
+	else
+		notok "kill (nfs): after the outage, 4 MiB written to the same mount read back equal"
+		nvme_klog 20
+	fi
+	rm -f "$TMPD/after"
+	if timeout 60 umount $mnt; then ok "kill (nfs): unmounted"; else notok "kill (nfs): unmounted"; fi
+	for _ in $(seq 1 20); do
+		modprobe -r rpcrdma 2>/dev/null && break
+		sleep 0.5
+	done
+	pair_put kill2.done
+	if why=$(kiwi_gone); then
+		ok "kill (nfs): after unmounting, no QP or endpoint left"
+	else
+		notok "kill (nfs): after unmounting, no QP or endpoint left$why"
+	fi
+}
+
 # kill_test: see the header.  Only a judges; b is killed.
 kill_test() {
 	local tool=ib_write_bw
@@ -768,6 +820,9 @@ kill_test() {
 			NVME_ADDR=$ME_IP
 			nvme_target_up >"$TMPD/tgt" 2>&1 && pair_put kill up ||
 				{ diag "$TMPD/tgt"; pair_put kill down; }
+		elif [ "$KILL" = nfs ]; then
+			{ nfs_disk_up && nfsd_up; } >"$TMPD/nfsd" 2>&1 && pair_put kill up ||
+				{ diag "$TMPD/nfsd"; pair_put kill down; }
 		else
 			timeout 300 $tool -R -d kiwi0 -F -D 120 -s 65536 >"$TMPD/ks" 2>&1 &
 			wait_listen 18515 && pair_put kill up
@@ -781,6 +836,10 @@ kill_test() {
 	if [ "$(pair_get kill 300)" != up ]; then
 		notok "kill ($KILL): b's side never came up"
 		pair_put kill.abort
+		return
+	fi
+	if [ "$KILL" = nfs ]; then
+		kill_nfs
 		return
 	fi
 	if [ "$KILL" = nvme ]; then
@@ -924,6 +983,19 @@ if [ "$PBOOT" = 2 ]; then
 		pair_put kill2
 		pair_get kill2.done 600 >/dev/null || notok "kill (nvme): a never finished"
 		nvme_target_down >/dev/null 2>&1
+	elif [ "$KILL" = nfs ]; then
+		# The same disk, nfsd's client records on it: a's client
+		# reclaims its open within the grace period.
+		if { nfs_disk_up && NFS_GRACE=60 nfsd_up; } >"$TMPD/nfsd" 2>&1; then
+			ok "kill (nfs): b serves the same disk again after its reboot"
+		else
+			notok "kill (nfs): b serves the same disk again after its reboot"
+			diag "$TMPD/nfsd"
+		fi
+		pair_put kill2
+		pair_get kill2.done 600 >/dev/null || notok "kill (nfs): a never finished"
+		nfsd_down >/dev/null 2>&1
+		nfs_disk_down
 	fi
 	rping_pair 4096 again
 	teardown
@@ -948,8 +1020,8 @@ if [ -n "$SIW" ]; then
 	KILL=0
 fi
 case $KILL in
-0|write|read|nvme) ;;
-*) notok "KIWI_PAIR_KILL=$KILL: 0, 1, write, read or nvme"; KILL=0 ;;
+0|write|read|nvme|nfs) ;;
+*) notok "KIWI_PAIR_KILL=$KILL: 0, 1, write, read, nvme or nfs"; KILL=0 ;;
 esac
 for s in rping perf fwd rev imm atomic mw markers fpdu nvme nfs iser link netem offload; do
 	step $s
