@@ -653,8 +653,9 @@ nvme_kiwi_up() {
 	ip link set kd0 up && rdma link add "$1" type kiwi netdev kd0
 }
 
-# nvme_target_up: subsystem NVME_NQN (namespace 1: /dev/nullb0) on an
-# RDMA port at NVME_ADDR:4420; also loads the host's nvme-rdma.
+# nvme_target_up: subsystem NVME_NQN (namespace 1: NVME_BACKING, default
+# /dev/nullb0, a RAM disk) on an RDMA port at NVME_ADDR:4420; also loads
+# the host's nvme-rdma.
 nvme_target_up() {
 	local s=$NVME_CFS/subsystems/$NVME_NQN p=$NVME_CFS/ports/1
 	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 &&
@@ -663,7 +664,7 @@ nvme_target_up() {
 		mount -t configfs configfs /sys/kernel/config || return 1
 	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
 	mkdir "$s/namespaces/1" &&
-	echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
+	echo -n "${NVME_BACKING:-/dev/nullb0}" >"$s/namespaces/1/device_path" &&
 	echo 1 >"$s/namespaces/1/enable" &&
 	mkdir "$p" && echo rdma >"$p/addr_trtype" &&
 	echo ipv4 >"$p/addr_adrfam" && echo "$NVME_ADDR" >"$p/addr_traddr" &&

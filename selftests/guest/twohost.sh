@@ -85,7 +85,9 @@
 #                   read      a's ib_read_bw from b's server (a's READs
 #                             outstanding when b dies)
 #                   nvme      a's nvme-rdma host runs fio (verify) on
-#                             b's nvmet-rdma target
+#                             b's nvmet-rdma target, whose namespace is
+#                             on a disk that outlives b (a loop device
+#                             over an image in the host directory)
 #                   nfs       a runs fio (verify) on a hard NFS 4.2
 #                             mount over RDMA of b's export, which is
 #                             on a disk that outlives b (an ext4 image
@@ -545,6 +547,21 @@ nfsd_down() {
 	! lsmod | grep -q '^rpcrdma '
 }
 
+# nvme_disk_up: (b) the NVMe kill test's namespace must outlive b, as a
+# disk does (a RAM disk comes back empty, and fio then reads zeros where
+# it wrote before the kill): a loop device over an image in the meeting
+# directory (a host file; made on b's first boot) as NVME_BACKING.
+nvme_disk_up() {
+	local img=$PD/nvme-kill.img
+	need_tools losetup && modprobe loop || return 1
+	if [ "$PBOOT" = 1 ]; then
+		rm -f "$img"
+		truncate -s 128M "$img" || return 1
+	fi
+	# shellcheck disable=SC2034 # read by lib.sh's nvme_target_up
+	NVME_BACKING=$(losetup -f --show "$img")
+}
+
 # nfs_disk_up: (b) the NFS kill test's export must outlive b, as a
 # server's disk does: an ext4 image in the meeting directory (a host
 # file; made on b's first boot), loop-mounted at NFS_EXP, and nfsd's
@@ -818,7 +835,7 @@ kill_test() {
 	if [ "$ROLE" = b ]; then
 		if [ "$KILL" = nvme ]; then
 			NVME_ADDR=$ME_IP
-			nvme_target_up >"$TMPD/tgt" 2>&1 && pair_put kill up ||
+			{ nvme_disk_up && nvme_target_up; } >"$TMPD/tgt" 2>&1 && pair_put kill up ||
 				{ diag "$TMPD/tgt"; pair_put kill down; }
 		elif [ "$KILL" = nfs ]; then
 			{ nfs_disk_up && nfsd_up; } >"$TMPD/nfsd" 2>&1 && pair_put kill up ||
@@ -974,7 +991,7 @@ if [ "$PBOOT" = 2 ]; then
 	if [ "$KILL" = nvme ]; then
 		# shellcheck disable=SC2034 # read by lib.sh's nvme_target_up
 		NVME_ADDR=$ME_IP
-		if nvme_target_up >"$TMPD/tgt" 2>&1; then
+		if { nvme_disk_up && nvme_target_up; } >"$TMPD/tgt" 2>&1; then
 			ok "kill (nvme): b's target up again after its reboot"
 		else
 			notok "kill (nvme): b's target up again after its reboot"
@@ -983,6 +1000,7 @@ if [ "$PBOOT" = 2 ]; then
 		pair_put kill2
 		pair_get kill2.done 600 >/dev/null || notok "kill (nvme): a never finished"
 		nvme_target_down >/dev/null 2>&1
+		losetup -D
 	elif [ "$KILL" = nfs ]; then
 		# The same disk, nfsd's client records on it: a's client
 		# reclaims its open within the grace period.
