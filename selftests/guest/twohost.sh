@@ -751,6 +751,33 @@ kiwi_gone() {
 	return 1
 }
 
+# What b serves for the NVMe and NFS kill tests, on disks that outlive
+# it; after its reboot the NFS server gives a's client 60 s of grace to
+# reclaim its state (10 s, the least, on the first boot).
+nvme_kill_up() {
+	# shellcheck disable=SC2034 # read by lib.sh's nvme_target_up
+	NVME_ADDR=$ME_IP
+	nvme_disk_up && nvme_target_up
+}
+nvme_kill_down() { nvme_target_down; losetup -D; }
+nfs_kill_up() { nfs_disk_up && NFS_GRACE=$((PBOOT == 2 ? 60 : 10)) nfsd_up; }
+nfs_kill_down() { nfsd_down; nfs_disk_down; }
+
+# b_again KIND UP DOWN WHAT: (b, booted again after the kill test KIND)
+# UP serves again (ok or not ok "kill (KIND): WHAT"); once a says it is
+# done, DOWN.
+b_again() {
+	if $2 >"$TMPD/again" 2>&1; then
+		ok "kill ($1): $4"
+	else
+		notok "kill ($1): $4"
+		diag "$TMPD/again"
+	fi
+	pair_put kill2
+	pair_get kill2.done 600 >/dev/null || notok "kill ($1): a never finished"
+	$3 >/dev/null 2>&1
+}
+
 # rts_qps: (a) how many of kiwi0's QPs are in RTS.
 rts_qps() { rdma resource show qp 2>/dev/null | grep 'link kiwi0/' | grep -c ' state RTS '; }
 
@@ -834,11 +861,10 @@ kill_test() {
 	echo "$PT" >$P/peer_timeout
 	if [ "$ROLE" = b ]; then
 		if [ "$KILL" = nvme ]; then
-			NVME_ADDR=$ME_IP
-			{ nvme_disk_up && nvme_target_up; } >"$TMPD/tgt" 2>&1 && pair_put kill up ||
+			nvme_kill_up >"$TMPD/tgt" 2>&1 && pair_put kill up ||
 				{ diag "$TMPD/tgt"; pair_put kill down; }
 		elif [ "$KILL" = nfs ]; then
-			{ nfs_disk_up && nfsd_up; } >"$TMPD/nfsd" 2>&1 && pair_put kill up ||
+			nfs_kill_up >"$TMPD/nfsd" 2>&1 && pair_put kill up ||
 				{ diag "$TMPD/nfsd"; pair_put kill down; }
 		else
 			timeout 300 $tool -R -d kiwi0 -F -D 120 -s 65536 >"$TMPD/ks" 2>&1 &
@@ -860,6 +886,7 @@ kill_test() {
 		return
 	fi
 	if [ "$KILL" = nvme ]; then
+		# shellcheck disable=SC2034 # read by lib.sh's nvme_connect
 		NVME_ADDR=$PEER_IP
 		modprobe nvme-rdma
 		# Reconnect attempts for up to 3 min: b's reboot under TCG
@@ -988,33 +1015,10 @@ step() {
 
 if [ "$PBOOT" = 2 ]; then
 	# b, booted again after the kill: the same setup works as before.
-	if [ "$KILL" = nvme ]; then
-		# shellcheck disable=SC2034 # read by lib.sh's nvme_target_up
-		NVME_ADDR=$ME_IP
-		if { nvme_disk_up && nvme_target_up; } >"$TMPD/tgt" 2>&1; then
-			ok "kill (nvme): b's target up again after its reboot"
-		else
-			notok "kill (nvme): b's target up again after its reboot"
-			diag "$TMPD/tgt"
-		fi
-		pair_put kill2
-		pair_get kill2.done 600 >/dev/null || notok "kill (nvme): a never finished"
-		nvme_target_down >/dev/null 2>&1
-		losetup -D
-	elif [ "$KILL" = nfs ]; then
-		# The same disk, nfsd's client records on it: a's client
-		# reclaims its open within the grace period.
-		if { nfs_disk_up && NFS_GRACE=60 nfsd_up; } >"$TMPD/nfsd" 2>&1; then
-			ok "kill (nfs): b serves the same disk again after its reboot"
-		else
-			notok "kill (nfs): b serves the same disk again after its reboot"
-			diag "$TMPD/nfsd"
-		fi
-		pair_put kill2
-		pair_get kill2.done 600 >/dev/null || notok "kill (nfs): a never finished"
-		nfsd_down >/dev/null 2>&1
-		nfs_disk_down
-	fi
+	case $KILL in
+	nvme) b_again nvme nvme_kill_up nvme_kill_down "b's target up again after its reboot" ;;
+	nfs) b_again nfs nfs_kill_up nfs_kill_down "b serves the same disk again after its reboot" ;;
+	esac
 	rping_pair 4096 again
 	teardown
 	tap_end
