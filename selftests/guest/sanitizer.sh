@@ -29,7 +29,34 @@ if [ -z "$suite" ] || [ ! -x "$HERE/$suite" ]; then
 fi
 KML=/sys/kernel/debug/kmemleak
 
+# kml_known [-v]: of kmemleak's report on stdin, the objects (each from
+# its "unreferenced object" line to the next) that are one known leak of
+# Linux's iw_cm, not kiwi's; with -v the others.  The leak: iw_cm copies
+# an event's private data (copy_private_data: kmemdup, called from
+# cm_event_handler) when a provider reports a connection request or
+# reply, and frees the copy when it handles the event; but cm_work_handler
+# drops events without handling them once the cm_id is being destroyed
+# (IWCM_F_DROP_EVENTS), and the copy with them (drivers/infiniband/core/
+# iwcm.c in 6.1.192).  A listener destroyed while a connection request
+# with private data is queued for it leaks it, whichever provider
+# reported the request.
+kml_known() {
+	awk -v want="${1:-}" '
+		function flush() {
+			if (rec == "") return
+			known = rec ~ /kmemdup/ && rec ~ /cm_event_handler\+[^\n]*\[iw_cm\]/
+			if ((want == "-v") != known) printf "%s", rec
+			rec = ""
+		}
+		/^unreferenced object/ { flush() }
+		{ rec = rec $0 "\n" }
+		END { flush() }'
+}
+
 if [ -w "$KML" ]; then
+	# Scans only when asked (below): kmemleak's own periodic scan would
+	# log its findings before they are sorted.
+	echo scan=off >"$KML"
 	echo clear >"$KML"
 else
 	echo "# sanitizer.sh: no $KML (not the sanitizer kernel?): no leak check"
@@ -52,7 +79,13 @@ if [ -w "$KML" ]; then
 	echo scan >"$KML"
 	sleep 6
 	echo scan >"$KML"
-	leaks=$(cat "$KML")
+	all=$(cat "$KML")
+	known=$(kml_known <<<"$all")
+	leaks=$(kml_known -v <<<"$all")
+	if [ -n "$known" ]; then
+		echo "# sanitizer.sh: kmemleak: $(grep -c '^unreferenced object' <<<"$known") object(s) of Linux's iw_cm's known leak (not kiwi's; selftests/README.md, \"Sanitizer kernel\"):"
+		head -n 60 <<<"$known" | sed 's/^/#   /'
+	fi
 	if [ -n "$leaks" ]; then
 		n=$(grep -c '^unreferenced object' <<<"$leaks")
 		echo "# sanitizer.sh: kmemleak: $n unreferenced object(s) after $suite:"
