@@ -379,8 +379,6 @@ fpdu_step() {
 	echo Y >$P/large_fpdu
 }
 
-# nvme_step: see the header.  b serves the target, a judges the data.
-# shellcheck disable=SC2034 # NVME_ADDR: read by lib.sh's nvme_* functions
 # b_serves STEP UP WHAT DOWN WHAT_DOWN: (b) the serving half of STEP:
 # runs UP (ok or not ok "STEP: WHAT"), tells a "up" or "down", waits for
 # a's "STEP.done", then runs DOWN (ok or not ok "STEP: WHAT_DOWN").
@@ -411,6 +409,8 @@ a_served() {
 	return 1
 }
 
+# nvme_step: see the header.  b serves the target, a judges the data.
+# shellcheck disable=SC2034 # NVME_ADDR: read by lib.sh's nvme_* functions
 nvme_step() {
 	NVME_ADDR=$PEER_IP
 	if [ "$ROLE" = b ]; then
@@ -778,6 +778,32 @@ b_again() {
 	$3 >/dev/null 2>&1
 }
 
+# kill_fio FILE SIZE SECS: (a) in the background (KFIO: its pid, also
+# $!), 25 s of fio's random 4..64 KiB writes to FILE's first SIZE, each
+# block read back and checked soon after it is written (crc32c,
+# verify_backlog), so that a kill falls between writes and checks; SECS
+# bounds the whole run, outage included.  Output: $TMPD/kfio, kfio.err.
+kill_fio() {
+	timeout "$3" fio --name=kiwi --filename="$1" --direct=1 \
+		--ioengine=libaio --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--rw=randwrite --bsrange=4k-64k --iodepth=8 --size="$2" \
+		--time_based --runtime=25 --verify_backlog=32 \
+		--output="$TMPD/kfio" >"$TMPD/kfio.err" 2>&1 &
+	KFIO=$!
+}
+
+# kill_fio_verdict PID LABEL: kill_fio's run PID exited 0 with no block
+# failing its check: ok "LABEL (counts)", else not ok with fio's tail.
+kill_fio_verdict() {
+	if wait "$1" && ! grep -qi 'verify.*fail\|bad.*checksum\|err= *[1-9]' "$TMPD/kfio" "$TMPD/kfio.err"; then
+		ok "$2 ($(awk -F'[=,]' '/issued rwts/ { printf "%s blocks written, %s read back", $3, $2 }' "$TMPD/kfio"))"
+	else
+		notok "$2"
+		tail -n 15 "$TMPD/kfio" "$TMPD/kfio.err" | diag
+		nvme_klog 20
+	fi
+}
+
 # rts_qps: (a) how many of kiwi0's QPs are in RTS.
 rts_qps() { rdma resource show qp 2>/dev/null | grep 'link kiwi0/' | grep -c ' state RTS '; }
 
@@ -799,12 +825,8 @@ kill_nfs() {
 		pair_put kill.abort
 		return
 	fi
-	timeout 600 fio --name=kiwi --filename=$mnt/kill-fio --direct=1 \
-		--ioengine=libaio --verify=crc32c --do_verify=1 --verify_fatal=1 \
-		--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=32M \
-		--time_based --runtime=25 --verify_backlog=32 \
-		--output="$TMPD/kfio" >"$TMPD/kfio.err" 2>&1 &
-	cpid=$!
+	kill_fio $mnt/kill-fio 32M 600
+	cpid=$KFIO
 	sleep 6
 	kill -0 $cpid 2>/dev/null || why=" (fio had ended before the kill)"
 	[ "$(rts_qps)" -ge 1 ] || why="$why (no kiwi QP in RTS before the kill)"
@@ -825,13 +847,7 @@ kill_nfs() {
 	fi
 	host_do "boot b" || notok "kill (nfs): the host did not boot b again"
 	pair_get kill2 300 >/dev/null || notok "kill (nfs): b never served its disk again"
-	if wait $cpid && ! grep -qi 'verify.*fail\|bad.*checksum\|err= *[1-9]' "$TMPD/kfio" "$TMPD/kfio.err"; then
-		ok "kill (nfs): fio on the hard mount across b's death and reboot finished, every block verified ($(awk -F'[=,]' '/issued rwts/ { printf "%s blocks written, %s read back", $3, $2 }' "$TMPD/kfio"))"
-	else
-		notok "kill (nfs): fio on the hard mount across b's death and reboot finished, every block verified"
-		tail -n 15 "$TMPD/kfio" "$TMPD/kfio.err" | diag
-		nvme_klog 20
-	fi
+	kill_fio_verdict $cpid "kill (nfs): fio on the hard mount across b's death and reboot finished, every block verified"
 	head -c $((4 << 20)) /dev/urandom >"$TMPD/after"
 	if timeout 120 cp "$TMPD/after" $mnt/after && sync &&
 	   echo 3 >/proc/sys/vm/drop_caches && cmp -s "$TMPD/after" $mnt/after; then
@@ -900,11 +916,7 @@ kill_test() {
 			return
 		fi
 		what="fio (verify) on b's NVMe namespace"
-		timeout 400 fio --name=kiwi --filename="/dev/$NVME_DEV" --direct=1 \
-			--ioengine=libaio --verify=crc32c --do_verify=1 --verify_fatal=1 \
-			--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=64M \
-			--time_based --runtime=25 --verify_backlog=32 \
-			--output="$TMPD/kfio" >"$TMPD/kfio.err" 2>&1 &
+		kill_fio "/dev/$NVME_DEV" 64M 400
 	else
 		what="$tool"
 		timeout 300 $tool -R -d kiwi0 -F -D 120 -s 65536 $PEER_IP >"$TMPD/kc" 2>&1 &
@@ -943,12 +955,7 @@ kill_test() {
 			notok "kill (nvme): a's controller reconnected to b's target after b's reboot ($(cat "$c/state" 2>/dev/null))"
 			nvme_klog 20
 		fi
-		if wait $cpid && ! grep -qi 'verify.*fail\|bad.*checksum\|err= *[1-9]' "$TMPD/kfio" "$TMPD/kfio.err"; then
-			ok "kill (nvme): fio across the outage finished, every block verified ($(awk -F'[=,]' '/issued rwts/ { printf "%s blocks written, %s read back", $3, $2 }' "$TMPD/kfio"))"
-		else
-			notok "kill (nvme): fio across the outage finished, every block verified"
-			tail -n 15 "$TMPD/kfio" "$TMPD/kfio.err" | diag
-		fi
+		kill_fio_verdict $cpid "kill (nvme): fio across the outage finished, every block verified"
 		nvme_disconnect || diag "$TMPD/del"
 		modprobe -r nvme-rdma
 		pair_put kill2.done
