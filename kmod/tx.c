@@ -17,22 +17,28 @@
 #include "stag.h"
 #include "trace.h"
 
-/* ---- FPDU headers ---- */
+/*
+ * ---- FPDU headers ----
+ *
+ * Each sender builds its FPDUs' headers in a union kiwi_tx_hdr on its
+ * own stack, zeroed once, and passes it to kiwi_tx_fpdu(), which copies
+ * it into the batch (fpdu.h): no header memory is shared with fpdu.c.
+ */
 
-static void kiwi_tx_hdr_tagged(struct kiwi_qp *qp, u8 op, bool last,
+static void kiwi_tx_hdr_tagged(union kiwi_tx_hdr *hdr, u8 op, bool last,
 			       u32 stag, u64 to)
 {
-	struct kiwi_hdr_tagged *h = (void *)kiwi_tx_slot(qp);
+	struct kiwi_hdr_tagged *h = &hdr->t;
 
 	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
 	h->stag = cpu_to_be32(stag);
 	h->to = cpu_to_be64(to);
 }
 
-static void kiwi_tx_hdr_untagged(struct kiwi_qp *qp, u8 op, bool last,
+static void kiwi_tx_hdr_untagged(union kiwi_tx_hdr *hdr, u8 op, bool last,
 				 u32 qn, u32 msn, u32 mo, u32 inv)
 {
-	struct kiwi_hdr_untagged *h = (void *)kiwi_tx_slot(qp);
+	struct kiwi_hdr_untagged *h = &hdr->u.h;
 
 	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
 	h->inv_stag = cpu_to_be32(inv);
@@ -50,15 +56,15 @@ static void kiwi_tx_hdr_untagged(struct kiwi_qp *qp, u8 op, bool last,
 static int kiwi_tx_imm(struct kiwi_qp *qp, struct socket *sock,
 		       struct kiwi_sqe *sqe)
 {
-	struct kiwi_imm *m =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
 	struct kiwi_src none = { .qp = qp };
 	u8 op = sqe->flags & IB_SEND_SOLICITED ? KIWI_OP_IMM_SE : KIWI_OP_IMM;
 
-	kiwi_tx_hdr_untagged(qp, op, true, KIWI_QN_SEND,
+	kiwi_tx_hdr_untagged(&hdr, op, true, KIWI_QN_SEND,
 			     qp->tx.msn[KIWI_QN_SEND]++, 0, 0);
-	kiwi_imm_build(m, sqe->ex);
-	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(op), &none, 0, 0, false);
+	kiwi_imm_build(&hdr.u.imm, sqe->ex);
+	return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(op), &none, 0, 0,
+			    false);
 }
 
 static bool kiwi_wr_has_imm(u32 opcode)
@@ -79,6 +85,7 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 		.qp = qp, .sge = sqe->sge, .num_sge = sqe->num_sge,
 		.kbuf = sqe->inline_data,
 	};
+	union kiwi_tx_hdr hdr = {};
 	bool imm = kiwi_wr_has_imm(sqe->opcode);
 	bool tagged = sqe->opcode == IB_WR_RDMA_WRITE ||
 		      sqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
@@ -104,15 +111,15 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 		bool last = sqe->sent + len == sqe->bytes;
 
 		if (tagged)
-			kiwi_tx_hdr_tagged(qp, op, last, sqe->rkey,
+			kiwi_tx_hdr_tagged(&hdr, op, last, sqe->rkey,
 					   sqe->raddr + sqe->sent);
 		else
-			kiwi_tx_hdr_untagged(qp, op, last, KIWI_QN_SEND,
+			kiwi_tx_hdr_untagged(&hdr, op, last, KIWI_QN_SEND,
 					     qp->tx.msn[KIWI_QN_SEND], sqe->sent,
 					     kiwi_op(op)->invalidate ?
 					     sqe->ex : 0);
-		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, sqe->sent, len,
-				  !last || imm);
+		rv = kiwi_tx_fpdu(qp, sock, &hdr, hdr_len, &src, sqe->sent,
+				  len, !last || imm);
 		if (rv)
 			return rv;
 		sqe->sent += len;
@@ -127,19 +134,19 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp, struct socket *sock,
 			    u32 sink_stag, u64 sink_to, u32 len,
 			    u32 src_stag, u64 src_to)
 {
-	struct kiwi_read_req *rr =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
+	struct kiwi_read_req *rr = &hdr.u.read_req;
 	struct kiwi_src none = { .qp = qp };
 
-	kiwi_tx_hdr_untagged(qp, KIWI_OP_READ_REQ, true, KIWI_QN_READ_REQ,
+	kiwi_tx_hdr_untagged(&hdr, KIWI_OP_READ_REQ, true, KIWI_QN_READ_REQ,
 			     qp->tx.msn[KIWI_QN_READ_REQ]++, 0, 0);
 	rr->sink_stag = cpu_to_be32(sink_stag);
 	rr->sink_to = cpu_to_be64(sink_to);
 	rr->size = cpu_to_be32(len);
 	rr->src_stag = cpu_to_be32(src_stag);
 	rr->src_to = cpu_to_be64(src_to);
-	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_READ_REQ), &none,
-			    0, 0, false);
+	return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_READ_REQ),
+			    &none, 0, 0, false);
 }
 
 /* Answer one inbound READ; the source was validated on receipt. */
@@ -149,6 +156,7 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 	u32 hdr_len = kiwi_hdr_len(KIWI_OP_READ_RESP);
 	u32 seg = kiwi_tx_max_payload(qp, sock, hdr_len);
 	struct kiwi_src src = { .qp = qp };
+	union kiwi_tx_hdr hdr = {};
 	int rv = 0;
 
 	if (e->len) {
@@ -167,9 +175,9 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 		u32 len = min(seg, e->len - e->sent);
 		bool last = e->sent + len == e->len;
 
-		kiwi_tx_hdr_tagged(qp, KIWI_OP_READ_RESP, last, e->sink_stag,
+		kiwi_tx_hdr_tagged(&hdr, KIWI_OP_READ_RESP, last, e->sink_stag,
 				   e->sink_to + e->sent);
-		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, e->sent, len,
+		rv = kiwi_tx_fpdu(qp, sock, &hdr, hdr_len, &src, e->sent, len,
 				  !last);
 		if (rv)
 			break;
@@ -186,36 +194,35 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 static int kiwi_tx_atomic_req(struct kiwi_qp *qp, struct socket *sock,
 			      struct kiwi_sqe *sqe, u32 req_id)
 {
-	struct kiwi_atomic_req *r =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
 	struct kiwi_src none = { .qp = qp };
 	bool cmp_swap = sqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP;
 
-	kiwi_tx_hdr_untagged(qp, KIWI_OP_ATOMIC_REQ, true, KIWI_QN_ATOMIC_REQ,
+	kiwi_tx_hdr_untagged(&hdr, KIWI_OP_ATOMIC_REQ, true, KIWI_QN_ATOMIC_REQ,
 			     qp->tx.msn[KIWI_QN_ATOMIC_REQ]++, 0, 0);
 	/* verbs: compare_add is the addend, or the compare value. */
-	kiwi_atomic_req_build(r, cmp_swap, req_id, sqe->rkey, sqe->raddr,
+	kiwi_atomic_req_build(&hdr.u.atomic_req, cmp_swap, req_id,
+			      sqe->rkey, sqe->raddr,
 			      cmp_swap ? sqe->swap : sqe->compare_add,
 			      sqe->compare_add);
-	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_ATOMIC_REQ), &none,
-			    0, 0, false);
+	return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_ATOMIC_REQ),
+			    &none, 0, 0, false);
 }
 
 /* The Atomic Response to an executed request, queue 4. */
 static int kiwi_tx_atomic_resp(struct kiwi_qp *qp, struct socket *sock,
 			       const struct kiwi_irqe *e)
 {
-	struct kiwi_atomic_resp *r =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
 	struct kiwi_src none = { .qp = qp };
 	int rv;
 
-	kiwi_tx_hdr_untagged(qp, KIWI_OP_ATOMIC_RESP, true,
+	kiwi_tx_hdr_untagged(&hdr, KIWI_OP_ATOMIC_RESP, true,
 			     KIWI_QN_ATOMIC_RESP,
 			     qp->tx.msn[KIWI_QN_ATOMIC_RESP], 0, 0);
-	kiwi_atomic_resp_build(r, e->req_id, e->orig);
-	rv = kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_ATOMIC_RESP), &none,
-			  0, 0, false);
+	kiwi_atomic_resp_build(&hdr.u.atomic_resp, e->req_id, e->orig);
+	rv = kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_ATOMIC_RESP),
+			  &none, 0, 0, false);
 	/*
 	 * -EAGAIN from the receive path's atomic attempt: nothing went on
 	 * the wire and the worker sends this response again, which must
@@ -238,8 +245,7 @@ static int kiwi_tx_respond_one(struct kiwi_qp *qp, struct socket *sock,
 static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 			     u32 ctrl)
 {
-	struct kiwi_term *t =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
 	struct kiwi_src none = { .qp = qp };
 
 	static const enum kiwi_stat by_layer[] = {
@@ -253,30 +259,32 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 		kiwi_qp_stat_add(qp, by_layer[layer], 1);
 	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			     true, ctrl);
-	kiwi_tx_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
+	kiwi_tx_hdr_untagged(&hdr, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
 			     qp->tx.msn[KIWI_QN_TERMINATE]++, 0, 0);
-	t->ctrl = cpu_to_be32(ctrl);
-	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_TERMINATE), &none,
-			    0, 0, false);
+	hdr.u.term.ctrl = cpu_to_be32(ctrl);
+	return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_TERMINATE),
+			    &none, 0, 0, false);
 }
 
 /* RFC 6581 ready-to-receive: the zero-length message the peer chose. */
 static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 {
 	struct kiwi_src none = { .qp = qp };
+	union kiwi_tx_hdr hdr = {};
 
 	switch (kind) {
 	case KIWI_MPA_RTR_READ:	/* rx expects its response (qp.c) */
 		return kiwi_tx_read_req(qp, sock, 0, 0, 0, 0, 0);
 	case KIWI_MPA_RTR_SEND:
-		kiwi_tx_hdr_untagged(qp, KIWI_OP_SEND, true, KIWI_QN_SEND,
+		kiwi_tx_hdr_untagged(&hdr, KIWI_OP_SEND, true, KIWI_QN_SEND,
 				     qp->tx.msn[KIWI_QN_SEND]++, 0, 0);
-		return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_SEND),
+		return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_SEND),
 				    &none, 0, 0, false);
 	default:
-		kiwi_tx_hdr_tagged(qp, KIWI_OP_WRITE, true, 0, 0);
-		return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_WRITE),
-				    &none, 0, 0, false);
+		kiwi_tx_hdr_tagged(&hdr, KIWI_OP_WRITE, true, 0, 0);
+		return kiwi_tx_fpdu(qp, sock, &hdr,
+				    kiwi_hdr_len(KIWI_OP_WRITE), &none, 0, 0,
+				    false);
 	}
 }
 
