@@ -10,6 +10,7 @@
  * memory into pages that TCP then takes by reference (fpdu.c), so a
  * work request may complete as soon as its FPDUs are queued.
  */
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <net/tcp.h>
 
@@ -299,8 +300,7 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 static void kiwi_irq_pop(struct kiwi_qp *qp)
 {
 	lockdep_assert_held(&qp->tx.irq_lock);
-	qp->tx.irq_head = (qp->tx.irq_head + 1) % qp->tx.irq_size;
-	qp->tx.irq_count--;
+	kiwi_q_pop(&qp->tx.irq_q);
 }
 
 static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
@@ -309,8 +309,8 @@ static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
 	bool ok = false;
 
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	if (qp->tx.irq_count) {
-		*e = qp->tx.irq[qp->tx.irq_head];
+	if (kiwi_q_count(&qp->tx.irq_q)) {
+		*e = qp->tx.irq[kiwi_q_head(&qp->tx.irq_q)];
 		kiwi_irq_pop(qp);
 		ok = true;
 	}
@@ -500,7 +500,8 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 		return false;
 	while (!rv && kiwi_qp_state(qp) == KIWI_QP_RTS &&
 	       !READ_ONCE(qp->tx.term_pending)) {
-		if (!items-- || (inline_tx && READ_ONCE(qp->tx.irq_count))) {
+		/* The consumer's peek: a READ queued now waits its turn. */
+		if (!items-- || (inline_tx && kiwi_q_peek(&qp->tx.irq_q))) {
 			left = true;
 			break;
 		}
@@ -658,8 +659,8 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 	    sk_stream_wspace(sk) < KIWI_TX_INLINE_ROOM)
 		return false;
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	e = qp->tx.irq[qp->tx.irq_head];
-	ok = qp->tx.irq_count == 1 && e.len <= KIWI_TX_INLINE_MAX;
+	e = qp->tx.irq[kiwi_q_head(&qp->tx.irq_q)];
+	ok = kiwi_q_count(&qp->tx.irq_q) == 1 && e.len <= KIWI_TX_INLINE_MAX;
 	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
 	if (!ok)
 		return false;
@@ -689,9 +690,10 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
  */
 bool kiwi_tx_irq_full(struct kiwi_qp *qp)
 {
-	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_size);
+	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_ird);
 
-	return READ_ONCE(qp->tx.irq_count) >= max(ird, 1U);
+	/* The producer's peek: never below the entries queued. */
+	return kiwi_q_peek(&qp->tx.irq_q) >= max(ird, 1U);
 }
 
 /*
@@ -703,12 +705,10 @@ bool kiwi_tx_irq_full(struct kiwi_qp *qp)
 void kiwi_tx_queue_resp(struct kiwi_qp *qp, const struct kiwi_irqe *e)
 {
 	unsigned long flags;
-	u32 tail;
 
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	tail = (qp->tx.irq_head + qp->tx.irq_count) % qp->tx.irq_size;
-	qp->tx.irq[tail] = *e;
-	qp->tx.irq_count++;
+	qp->tx.irq[kiwi_q_tail(&qp->tx.irq_q)] = *e;
+	kiwi_q_push(&qp->tx.irq_q);
 	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
 }
 
@@ -740,26 +740,30 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 }
 
 /*
- * The inbound READ queue, sized to the IRD the connection agreed (not
- * to kiwi's maximum: most consumers ask for a few).  Before RTS, when
- * nothing can queue a READ: at each connection, since a QP reset after
- * one may connect again (the old queue, of another size, goes).
+ * The inbound READ queue, empty, sized to the IRD the connection agreed
+ * (rounded up to a power of two; not kiwi's maximum: most consumers ask
+ * for a few).  Before RTS, when nothing can queue a READ: at each
+ * connection, since a QP reset after one may connect again (the old
+ * queue, of another size, goes).
  */
 int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird)
 {
 	struct kiwi_irqe *irq;
+	u32 size;
 
 	lockdep_assert_held(&qp->state_lock);
 	if (!ird || ird > KIWI_MAX_IRD)	/* the CM bounds it: never */
 		return -EINVAL;
-	if (qp->tx.irq_size == ird)
-		return 0;
-	irq = kcalloc(ird, sizeof(*irq), GFP_KERNEL);
-	if (!irq)
-		return -ENOMEM;
-	kfree(qp->tx.irq);
-	qp->tx.irq = irq;
-	qp->tx.irq_size = ird;
+	size = roundup_pow_of_two(ird);
+	if (qp->tx.irq_ird != ird) {
+		irq = kcalloc(size, sizeof(*irq), GFP_KERNEL);
+		if (!irq)
+			return -ENOMEM;
+		kfree(qp->tx.irq);
+		qp->tx.irq = irq;
+		qp->tx.irq_ird = ird;
+	}
+	kiwi_q_init(&qp->tx.irq_q, size);
 	return 0;
 }
 
@@ -769,5 +773,5 @@ void kiwi_tx_free(struct kiwi_qp *qp)
 	kfree(qp->tx.irq);
 	qp->tx.batch = NULL;
 	qp->tx.irq = NULL;
-	qp->tx.irq_size = 0;
+	qp->tx.irq_ird = 0;
 }
