@@ -59,6 +59,7 @@ static int kiwi_create_cq_udata(struct ib_cq *ibcq,
 {
 	struct kiwi_device *kdev = to_kdev(ibcq->device);
 	struct kiwi_cq *cq = to_kcq(ibcq);
+	u32 size;
 	int rv;
 
 	if (attr->flags) {
@@ -79,21 +80,22 @@ static int kiwi_create_cq_udata(struct ib_cq *ibcq,
 	}
 
 	spin_lock_init(&cq->lock);
-	cq->size = kiwi_cq_slots(attr->cqe);
+	size = kiwi_cq_slots(attr->cqe);
 	if (udata) {
-		rv = kiwi_ring_init(&cq->uring, udata, cq->size,
+		rv = kiwi_ring_init(&cq->uring, udata, size,
 				    sizeof(struct kiwi_ucqe));
 		if (rv)
 			goto err;
 	} else {
-		cq->cqes = kiwi_cqes_alloc(cq->size);
+		cq->cqes = kiwi_cqes_alloc(size);
 		if (!cq->cqes) {
 			rv = -ENOMEM;
 			goto err;
 		}
+		kiwi_q_init(&cq->q, size);
 	}
 	/* Report the capacity we really have, as the verbs allow. */
-	ibcq->cqe = cq->size;
+	ibcq->cqe = size;
 
 	rv = kiwi_cq_resp(cq, udata);
 	if (rv)
@@ -171,7 +173,6 @@ static int kiwi_ucq_resize(struct kiwi_cq *cq, u32 size,
 	old = cq->uring;
 	cq->uring = nr;
 	cq->tail = used;
-	cq->size = size;
 	cq->ibcq.cqe = size;
 	spin_unlock_irqrestore(&cq->lock, flags);
 
@@ -185,7 +186,7 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct kiwi_cq *cq = to_kcq(ibcq);
 	struct kiwi_cqe *cqes, *old;
 	unsigned long flags;
-	u32 size, i;
+	u32 size, count, i;
 
 	if (cqe <= 0 || cqe > kdev->lim.max_cqe)
 		return -EINVAL;
@@ -197,18 +198,18 @@ int kiwi_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		return -ENOMEM;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (cq->count > size) {
+	count = kiwi_q_count(&cq->q);
+	if (count > size) {
 		/* Shrinking below the completions still queued loses data. */
 		spin_unlock_irqrestore(&cq->lock, flags);
 		kvfree(cqes);
 		return -EBUSY;
 	}
-	for (i = 0; i < cq->count; i++)
-		cqes[i] = cq->cqes[(cq->head + i) & (cq->size - 1)];
+	for (i = 0; i < count; i++)
+		cqes[i] = cq->cqes[kiwi_q_at(&cq->q, i)];
 	old = cq->cqes;
 	cq->cqes = cqes;
-	cq->size = size;
-	cq->head = 0;
+	kiwi_q_moved(&cq->q, size, count);
 	ibcq->cqe = size;
 	spin_unlock_irqrestore(&cq->lock, flags);
 
@@ -240,10 +241,9 @@ int kiwi_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	if (cq->uring.buf)	/* polled in user space only */
 		return -EINVAL;
 	spin_lock_irqsave(&cq->lock, flags);
-	for (n = 0; n < num && cq->count; n++) {
-		kiwi_cqe_to_wc(&cq->cqes[cq->head], &wc[n]);
-		cq->head = (cq->head + 1) & (cq->size - 1);
-		cq->count--;
+	for (n = 0; n < num && kiwi_q_count(&cq->q); n++) {
+		kiwi_cqe_to_wc(&cq->cqes[kiwi_q_head(&cq->q)], &wc[n]);
+		kiwi_q_pop(&cq->q);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
@@ -263,7 +263,7 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		cq->armed = IB_CQ_SOLICITED;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
 	    (cq->uring.buf ? !kiwi_ring_drained(&cq->uring, cq->tail) :
-			     cq->count))
+			     kiwi_q_count(&cq->q)))
 		rv = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return rv;
@@ -273,10 +273,10 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 static bool kiwi_kcq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
 {
 	lockdep_assert_held(&cq->lock);
-	if (cq->count == cq->size)
+	if (kiwi_q_full(&cq->q))
 		return false;
-	cq->cqes[(cq->head + cq->count) & (cq->size - 1)] = *cqe;
-	cq->count++;
+	cq->cqes[kiwi_q_tail(&cq->q)] = *cqe;
+	kiwi_q_push(&cq->q);
 	return true;
 }
 

@@ -9,6 +9,7 @@
 #ifndef KIWI_CQ_H
 #define KIWI_CQ_H
 
+#include "queue.h"
 #include "ring.h"
 
 /* Completion queue entry, kept compact; converted to ib_wc on poll. */
@@ -24,17 +25,16 @@ struct kiwi_cqe {
 };
 
 /*
- * A CQ of a kernel consumer is a private ring of kiwi_cqe; a user CQ is a
- * mapped ring of struct kiwi_ucqe that the provider polls directly.
+ * A CQ of a kernel consumer is a private queue of kiwi_cqe (queue.h); a
+ * user CQ is a mapped ring of struct kiwi_ucqe that the provider polls
+ * directly.  Both under lock.
  */
 struct kiwi_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;
-	struct kiwi_cqe *cqes;		/* kernel CQs */
+	struct kiwi_cqe *cqes;		/* kernel CQs: the entries, */
+	struct kiwi_q q;		/* and their index */
 	struct kiwi_ring uring;		/* user CQs (uring.buf != NULL) */
-	u32 size;			/* slots; power of two */
-	u32 head;			/* kernel CQs: next to poll */
-	u32 count;			/* kernel CQs: valid entries */
 	u32 tail;			/* user CQs: entries produced */
 	u8 armed;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP */
 	bool overflow;

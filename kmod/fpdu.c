@@ -2,7 +2,7 @@
 /*
  * kiwi: the MPA layer of the transmit path (RFC 5044 section 4) -- one
  * FPDU at a time: its length field, the DDP/RDMAP header the sender
- * staged in the slot, the payload copied out of registered memory with
+ * hands in, the payload copied out of registered memory with
  * the CRC32c computed in the same pass, pad and CRC; gathered into a
  * batch of pages that TCP takes by reference.  tx.c decides what to
  * send; this file frames it and pushes it.
@@ -32,8 +32,6 @@
  * as its FPDUs are queued: the application can never see its buffer
  * reused while TCP still needs the bytes.
  */
-#define KIWI_TX_HDR_MAX		80	/* header scratch; trailer follows */
-#define KIWI_TX_SLOT		(KIWI_TX_HDR_MAX + 8)
 #define KIWI_TX_BVECS		64	/* page pieces per batch */
 #define KIWI_TX_FPDU_BVECS	(MAX_SKB_FRAGS + 4)	/* most per FPDU */
 #define KIWI_TX_BATCH_BYTES	(64 * 1024)
@@ -55,7 +53,6 @@ struct kiwi_tx_batch {
 	struct kiwi_mk_tx mk;
 	u32 mk_sent;
 	u32 mk_count;		/* markers in the FPDU being built */
-	u8 hdr[KIWI_TX_SLOT];	/* the FPDU being built: header, trailer */
 };
 
 static void kiwi_tx_batch_reset(struct kiwi_tx_batch *b)
@@ -266,12 +263,6 @@ static int kiwi_tx_put_src(struct kiwi_tx_batch *b, struct kiwi_src *src,
 	return len ? -EINVAL : 0;
 }
 
-/* The header scratch of the FPDU being built (its trailer follows). */
-u8 *kiwi_tx_slot(struct kiwi_qp *qp)
-{
-	return qp->tx.batch->hdr;
-}
-
 /*
  * Hand the batch's pages to TCP, which takes its own references.
  * Returns the bytes TCP took, or a negative errno if it took none.
@@ -372,35 +363,35 @@ void kiwi_tx_unblock(struct socket *sock)
 }
 
 /*
- * Add one FPDU to the batch: the header in the scratch slot (hdr_len
- * bytes, MPA length filled in here), then @len payload bytes from @src
- * at @off.  The batch goes out when full, and with the last FPDU of a
- * message (!@more).  Returns 0 or a negative errno; -EINVAL means the
- * local source was bad (a local protection error): then nothing of the
- * batch has been sent.
+ * Add one FPDU to the batch: @hdr_len bytes of the caller's header @hdr
+ * (its MPA length is filled in here), then @len payload bytes from @src
+ * at @off, pad and CRC.  The batch goes out when full, and with the last
+ * FPDU of a message (!@more).  Returns 0 or a negative errno; -EINVAL
+ * means the local source was bad (a local protection error): then
+ * nothing of the batch has been sent.
+ *
+ * Every byte put in the batch is copied into its pages at once
+ * (kiwi_tx_put()); the batch keeps no pointer to @hdr or to the
+ * trailer here, so both may live on the stack and be gone on return.
  */
 int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
-			u32 hdr_len, struct kiwi_src *src, u32 off, u32 len,
-			bool more)
+		 union kiwi_tx_hdr *hdr, u32 hdr_len, struct kiwi_src *src,
+		 u32 off, u32 len, bool more)
 {
 	struct kiwi_tx_batch *b = qp->tx.batch;
-	u8 *hdr = kiwi_tx_slot(qp);
-	struct kiwi_ctrl *ctrl = (struct kiwi_ctrl *)hdr;
-	u8 *trailer = hdr + KIWI_TX_HDR_MAX;
+	u8 trailer[4 + KIWI_MPA_CRC_LEN] = {};	/* pad, then the CRC */
 	u32 pad = kiwi_mpa_pad(hdr_len + len);
 	u32 crc = ~0U, *pcrc = qp->crc ? &crc : NULL;
 	int rv;
 
 	/* ULPDU_Length counts no markers (RFC 5044 4.1). */
-	ctrl->mpa_len = cpu_to_be16(hdr_len - KIWI_MPA_HDR_LEN + len);
+	hdr->ctrl.mpa_len = cpu_to_be16(hdr_len - KIWI_MPA_HDR_LEN + len);
 	kiwi_mk_tx_fpdu(&b->mk);
-	rv = kiwi_tx_put(b, hdr, hdr_len, pcrc);
+	rv = kiwi_tx_put(b, hdr->bytes, hdr_len, pcrc);
 	if (!rv)
 		rv = kiwi_tx_put_src(b, src, off, len, pcrc);
-	if (!rv) {
-		memset(trailer, 0, 4 + KIWI_MPA_CRC_LEN);
+	if (!rv)
 		rv = kiwi_tx_put(b, trailer, pad, pcrc);
-	}
 	/*
 	 * A marker right after the pad is this FPDU's (RFC 5044 4.4): its
 	 * CRC covers it.  The CRC field itself is 4-aligned in the stream,

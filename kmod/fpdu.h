@@ -2,12 +2,14 @@
 /*
  * kiwi: what the transmit path's two files share, and only they
  * include.  tx.c (DDP and RDMAP: which message, its headers, the work
- * loop) stages each FPDU's header in the slot and hands it with its
- * payload source to fpdu.c (MPA: framing, CRC, the page batch, the push
- * to TCP).  What the rest of the module calls is in tx.h.
+ * loop) builds each FPDU's header in memory of its own and hands it with
+ * its payload source to fpdu.c (MPA: framing, CRC, the page batch, the
+ * push to TCP).  What the rest of the module calls is in tx.h.
  */
 #ifndef KIWI_FPDU_H
 #define KIWI_FPDU_H
+
+#include <linux/build_bug.h>
 
 #include "qp.h"
 
@@ -22,10 +24,38 @@ struct kiwi_src {
 	u64 addr;
 };
 
+#define KIWI_TX_HDR_MAX		80	/* the longest header, rounded up */
 
-u8 *kiwi_tx_slot(struct kiwi_qp *qp);
-int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock, u32 hdr_len,
-		 struct kiwi_src *src, u32 off, u32 len, bool more);
+/*
+ * One FPDU's header, MPA length field first: tagged, or untagged with
+ * what its opcode carries after the DDP header.  tx.c fills it (on its
+ * stack: kiwi_tx_fpdu() copies it into the batch before it returns)
+ * but for the MPA length, which kiwi_tx_fpdu() writes.  The byte array
+ * comes first so that an empty initializer zeroes all of it.
+ */
+union kiwi_tx_hdr {
+	u8 bytes[KIWI_TX_HDR_MAX];
+	struct kiwi_ctrl ctrl;
+	struct kiwi_hdr_tagged t;
+	struct {
+		struct kiwi_hdr_untagged h;
+		union {
+			struct kiwi_read_req read_req;
+			struct kiwi_imm imm;
+			struct kiwi_atomic_req atomic_req;
+			struct kiwi_atomic_resp atomic_resp;
+			struct kiwi_term term;
+		};
+	} u;
+};
+/* What follows the untagged header sits right behind it, as on the wire. */
+static_assert(offsetof(union kiwi_tx_hdr, u.term) ==
+	      sizeof(struct kiwi_hdr_untagged));
+static_assert(sizeof(union kiwi_tx_hdr) == KIWI_TX_HDR_MAX);
+
+int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
+		 union kiwi_tx_hdr *hdr, u32 hdr_len, struct kiwi_src *src,
+		 u32 off, u32 len, bool more);
 u32 kiwi_tx_max_payload(struct kiwi_qp *qp, struct socket *sock,
 			u32 hdr_len);
 struct kiwi_tx_batch *kiwi_tx_batch_alloc(void);

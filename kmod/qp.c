@@ -284,8 +284,6 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	/* RFC 5044 7.1.2 rule 4: a responder speaks second (tx.c). */
 	qp->tx.await_peer = responder;
 	qp->tx.term_pending = false;
-	qp->tx.irq_head = 0;
-	qp->tx.irq_count = 0;
 	qp->tx.t_bell = 0;
 	qp->tx.cpu = KIWI_TX_CPU_PICK;	/* at the first kick */
 	qp->rx_cpu = -1;

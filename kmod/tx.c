@@ -10,6 +10,7 @@
  * memory into pages that TCP then takes by reference (fpdu.c), so a
  * work request may complete as soon as its FPDUs are queued.
  */
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <net/tcp.h>
 
@@ -17,22 +18,28 @@
 #include "stag.h"
 #include "trace.h"
 
-/* ---- FPDU headers ---- */
+/*
+ * ---- FPDU headers ----
+ *
+ * Each sender builds its FPDUs' headers in a union kiwi_tx_hdr on its
+ * own stack, zeroed once, and passes it to kiwi_tx_fpdu(), which copies
+ * it into the batch (fpdu.h): no header memory is shared with fpdu.c.
+ */
 
-static void kiwi_tx_hdr_tagged(struct kiwi_qp *qp, u8 op, bool last,
+static void kiwi_tx_hdr_tagged(union kiwi_tx_hdr *hdr, u8 op, bool last,
 			       u32 stag, u64 to)
 {
-	struct kiwi_hdr_tagged *h = (void *)kiwi_tx_slot(qp);
+	struct kiwi_hdr_tagged *h = &hdr->t;
 
 	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
 	h->stag = cpu_to_be32(stag);
 	h->to = cpu_to_be64(to);
 }
 
-static void kiwi_tx_hdr_untagged(struct kiwi_qp *qp, u8 op, bool last,
+static void kiwi_tx_hdr_untagged(union kiwi_tx_hdr *hdr, u8 op, bool last,
 				 u32 qn, u32 msn, u32 mo, u32 inv)
 {
-	struct kiwi_hdr_untagged *h = (void *)kiwi_tx_slot(qp);
+	struct kiwi_hdr_untagged *h = &hdr->u.h;
 
 	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
 	h->inv_stag = cpu_to_be32(inv);
@@ -50,15 +57,15 @@ static void kiwi_tx_hdr_untagged(struct kiwi_qp *qp, u8 op, bool last,
 static int kiwi_tx_imm(struct kiwi_qp *qp, struct socket *sock,
 		       struct kiwi_sqe *sqe)
 {
-	struct kiwi_imm *m =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
 	struct kiwi_src none = { .qp = qp };
 	u8 op = sqe->flags & IB_SEND_SOLICITED ? KIWI_OP_IMM_SE : KIWI_OP_IMM;
 
-	kiwi_tx_hdr_untagged(qp, op, true, KIWI_QN_SEND,
+	kiwi_tx_hdr_untagged(&hdr, op, true, KIWI_QN_SEND,
 			     qp->tx.msn[KIWI_QN_SEND]++, 0, 0);
-	kiwi_imm_build(m, sqe->ex);
-	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(op), &none, 0, 0, false);
+	kiwi_imm_build(&hdr.u.imm, sqe->ex);
+	return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(op), &none, 0, 0,
+			    false);
 }
 
 static bool kiwi_wr_has_imm(u32 opcode)
@@ -79,6 +86,7 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 		.qp = qp, .sge = sqe->sge, .num_sge = sqe->num_sge,
 		.kbuf = sqe->inline_data,
 	};
+	union kiwi_tx_hdr hdr = {};
 	bool imm = kiwi_wr_has_imm(sqe->opcode);
 	bool tagged = sqe->opcode == IB_WR_RDMA_WRITE ||
 		      sqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
@@ -104,15 +112,15 @@ static int kiwi_tx_message(struct kiwi_qp *qp, struct socket *sock,
 		bool last = sqe->sent + len == sqe->bytes;
 
 		if (tagged)
-			kiwi_tx_hdr_tagged(qp, op, last, sqe->rkey,
+			kiwi_tx_hdr_tagged(&hdr, op, last, sqe->rkey,
 					   sqe->raddr + sqe->sent);
 		else
-			kiwi_tx_hdr_untagged(qp, op, last, KIWI_QN_SEND,
+			kiwi_tx_hdr_untagged(&hdr, op, last, KIWI_QN_SEND,
 					     qp->tx.msn[KIWI_QN_SEND], sqe->sent,
 					     kiwi_op(op)->invalidate ?
 					     sqe->ex : 0);
-		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, sqe->sent, len,
-				  !last || imm);
+		rv = kiwi_tx_fpdu(qp, sock, &hdr, hdr_len, &src, sqe->sent,
+				  len, !last || imm);
 		if (rv)
 			return rv;
 		sqe->sent += len;
@@ -127,19 +135,19 @@ static int kiwi_tx_read_req(struct kiwi_qp *qp, struct socket *sock,
 			    u32 sink_stag, u64 sink_to, u32 len,
 			    u32 src_stag, u64 src_to)
 {
-	struct kiwi_read_req *rr =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
+	struct kiwi_read_req *rr = &hdr.u.read_req;
 	struct kiwi_src none = { .qp = qp };
 
-	kiwi_tx_hdr_untagged(qp, KIWI_OP_READ_REQ, true, KIWI_QN_READ_REQ,
+	kiwi_tx_hdr_untagged(&hdr, KIWI_OP_READ_REQ, true, KIWI_QN_READ_REQ,
 			     qp->tx.msn[KIWI_QN_READ_REQ]++, 0, 0);
 	rr->sink_stag = cpu_to_be32(sink_stag);
 	rr->sink_to = cpu_to_be64(sink_to);
 	rr->size = cpu_to_be32(len);
 	rr->src_stag = cpu_to_be32(src_stag);
 	rr->src_to = cpu_to_be64(src_to);
-	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_READ_REQ), &none,
-			    0, 0, false);
+	return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_READ_REQ),
+			    &none, 0, 0, false);
 }
 
 /* Answer one inbound READ; the source was validated on receipt. */
@@ -149,6 +157,7 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 	u32 hdr_len = kiwi_hdr_len(KIWI_OP_READ_RESP);
 	u32 seg = kiwi_tx_max_payload(qp, sock, hdr_len);
 	struct kiwi_src src = { .qp = qp };
+	union kiwi_tx_hdr hdr = {};
 	int rv = 0;
 
 	if (e->len) {
@@ -167,9 +176,9 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 		u32 len = min(seg, e->len - e->sent);
 		bool last = e->sent + len == e->len;
 
-		kiwi_tx_hdr_tagged(qp, KIWI_OP_READ_RESP, last, e->sink_stag,
+		kiwi_tx_hdr_tagged(&hdr, KIWI_OP_READ_RESP, last, e->sink_stag,
 				   e->sink_to + e->sent);
-		rv = kiwi_tx_fpdu(qp, sock, hdr_len, &src, e->sent, len,
+		rv = kiwi_tx_fpdu(qp, sock, &hdr, hdr_len, &src, e->sent, len,
 				  !last);
 		if (rv)
 			break;
@@ -186,36 +195,35 @@ static int kiwi_tx_read_resp(struct kiwi_qp *qp, struct socket *sock,
 static int kiwi_tx_atomic_req(struct kiwi_qp *qp, struct socket *sock,
 			      struct kiwi_sqe *sqe, u32 req_id)
 {
-	struct kiwi_atomic_req *r =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
 	struct kiwi_src none = { .qp = qp };
 	bool cmp_swap = sqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP;
 
-	kiwi_tx_hdr_untagged(qp, KIWI_OP_ATOMIC_REQ, true, KIWI_QN_ATOMIC_REQ,
+	kiwi_tx_hdr_untagged(&hdr, KIWI_OP_ATOMIC_REQ, true, KIWI_QN_ATOMIC_REQ,
 			     qp->tx.msn[KIWI_QN_ATOMIC_REQ]++, 0, 0);
 	/* verbs: compare_add is the addend, or the compare value. */
-	kiwi_atomic_req_build(r, cmp_swap, req_id, sqe->rkey, sqe->raddr,
+	kiwi_atomic_req_build(&hdr.u.atomic_req, cmp_swap, req_id,
+			      sqe->rkey, sqe->raddr,
 			      cmp_swap ? sqe->swap : sqe->compare_add,
 			      sqe->compare_add);
-	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_ATOMIC_REQ), &none,
-			    0, 0, false);
+	return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_ATOMIC_REQ),
+			    &none, 0, 0, false);
 }
 
 /* The Atomic Response to an executed request, queue 4. */
 static int kiwi_tx_atomic_resp(struct kiwi_qp *qp, struct socket *sock,
 			       const struct kiwi_irqe *e)
 {
-	struct kiwi_atomic_resp *r =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
 	struct kiwi_src none = { .qp = qp };
 	int rv;
 
-	kiwi_tx_hdr_untagged(qp, KIWI_OP_ATOMIC_RESP, true,
+	kiwi_tx_hdr_untagged(&hdr, KIWI_OP_ATOMIC_RESP, true,
 			     KIWI_QN_ATOMIC_RESP,
 			     qp->tx.msn[KIWI_QN_ATOMIC_RESP], 0, 0);
-	kiwi_atomic_resp_build(r, e->req_id, e->orig);
-	rv = kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_ATOMIC_RESP), &none,
-			  0, 0, false);
+	kiwi_atomic_resp_build(&hdr.u.atomic_resp, e->req_id, e->orig);
+	rv = kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_ATOMIC_RESP),
+			  &none, 0, 0, false);
 	/*
 	 * -EAGAIN from the receive path's atomic attempt: nothing went on
 	 * the wire and the worker sends this response again, which must
@@ -238,8 +246,7 @@ static int kiwi_tx_respond_one(struct kiwi_qp *qp, struct socket *sock,
 static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 			     u32 ctrl)
 {
-	struct kiwi_term *t =
-		(void *)(kiwi_tx_slot(qp) + sizeof(struct kiwi_hdr_untagged));
+	union kiwi_tx_hdr hdr = {};
 	struct kiwi_src none = { .qp = qp };
 
 	static const enum kiwi_stat by_layer[] = {
@@ -253,30 +260,32 @@ static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
 		kiwi_qp_stat_add(qp, by_layer[layer], 1);
 	trace_kiwi_terminate(dev_name(&qp->ibqp.device->dev), qp->ibqp.qp_num,
 			     true, ctrl);
-	kiwi_tx_hdr_untagged(qp, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
+	kiwi_tx_hdr_untagged(&hdr, KIWI_OP_TERMINATE, true, KIWI_QN_TERMINATE,
 			     qp->tx.msn[KIWI_QN_TERMINATE]++, 0, 0);
-	t->ctrl = cpu_to_be32(ctrl);
-	return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_TERMINATE), &none,
-			    0, 0, false);
+	hdr.u.term.ctrl = cpu_to_be32(ctrl);
+	return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_TERMINATE),
+			    &none, 0, 0, false);
 }
 
 /* RFC 6581 ready-to-receive: the zero-length message the peer chose. */
 static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 {
 	struct kiwi_src none = { .qp = qp };
+	union kiwi_tx_hdr hdr = {};
 
 	switch (kind) {
 	case KIWI_MPA_RTR_READ:	/* rx expects its response (qp.c) */
 		return kiwi_tx_read_req(qp, sock, 0, 0, 0, 0, 0);
 	case KIWI_MPA_RTR_SEND:
-		kiwi_tx_hdr_untagged(qp, KIWI_OP_SEND, true, KIWI_QN_SEND,
+		kiwi_tx_hdr_untagged(&hdr, KIWI_OP_SEND, true, KIWI_QN_SEND,
 				     qp->tx.msn[KIWI_QN_SEND]++, 0, 0);
-		return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_SEND),
+		return kiwi_tx_fpdu(qp, sock, &hdr, kiwi_hdr_len(KIWI_OP_SEND),
 				    &none, 0, 0, false);
 	default:
-		kiwi_tx_hdr_tagged(qp, KIWI_OP_WRITE, true, 0, 0);
-		return kiwi_tx_fpdu(qp, sock, kiwi_hdr_len(KIWI_OP_WRITE),
-				    &none, 0, 0, false);
+		kiwi_tx_hdr_tagged(&hdr, KIWI_OP_WRITE, true, 0, 0);
+		return kiwi_tx_fpdu(qp, sock, &hdr,
+				    kiwi_hdr_len(KIWI_OP_WRITE), &none, 0, 0,
+				    false);
 	}
 }
 
@@ -291,8 +300,7 @@ static int kiwi_tx_send_rtr(struct kiwi_qp *qp, struct socket *sock, u8 kind)
 static void kiwi_irq_pop(struct kiwi_qp *qp)
 {
 	lockdep_assert_held(&qp->tx.irq_lock);
-	qp->tx.irq_head = (qp->tx.irq_head + 1) % qp->tx.irq_size;
-	qp->tx.irq_count--;
+	kiwi_q_pop(&qp->tx.irq_q);
 }
 
 static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
@@ -301,8 +309,8 @@ static bool kiwi_irq_take(struct kiwi_qp *qp, struct kiwi_irqe *e)
 	bool ok = false;
 
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	if (qp->tx.irq_count) {
-		*e = qp->tx.irq[qp->tx.irq_head];
+	if (kiwi_q_count(&qp->tx.irq_q)) {
+		*e = qp->tx.irq[kiwi_q_head(&qp->tx.irq_q)];
 		kiwi_irq_pop(qp);
 		ok = true;
 	}
@@ -492,7 +500,8 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 		return false;
 	while (!rv && kiwi_qp_state(qp) == KIWI_QP_RTS &&
 	       !READ_ONCE(qp->tx.term_pending)) {
-		if (!items-- || (inline_tx && READ_ONCE(qp->tx.irq_count))) {
+		/* The consumer's peek: a READ queued now waits its turn. */
+		if (!items-- || (inline_tx && kiwi_q_peek(&qp->tx.irq_q))) {
 			left = true;
 			break;
 		}
@@ -650,8 +659,8 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
 	    sk_stream_wspace(sk) < KIWI_TX_INLINE_ROOM)
 		return false;
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	e = qp->tx.irq[qp->tx.irq_head];
-	ok = qp->tx.irq_count == 1 && e.len <= KIWI_TX_INLINE_MAX;
+	e = qp->tx.irq[kiwi_q_head(&qp->tx.irq_q)];
+	ok = kiwi_q_count(&qp->tx.irq_q) == 1 && e.len <= KIWI_TX_INLINE_MAX;
 	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
 	if (!ok)
 		return false;
@@ -681,9 +690,10 @@ static bool kiwi_tx_resp_atomic(struct kiwi_qp *qp, struct sock *sk)
  */
 bool kiwi_tx_irq_full(struct kiwi_qp *qp)
 {
-	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_size);
+	u32 ird = min_t(u32, READ_ONCE(qp->ird), qp->tx.irq_ird);
 
-	return READ_ONCE(qp->tx.irq_count) >= max(ird, 1U);
+	/* The producer's peek: never below the entries queued. */
+	return kiwi_q_peek(&qp->tx.irq_q) >= max(ird, 1U);
 }
 
 /*
@@ -695,12 +705,10 @@ bool kiwi_tx_irq_full(struct kiwi_qp *qp)
 void kiwi_tx_queue_resp(struct kiwi_qp *qp, const struct kiwi_irqe *e)
 {
 	unsigned long flags;
-	u32 tail;
 
 	spin_lock_irqsave(&qp->tx.irq_lock, flags);
-	tail = (qp->tx.irq_head + qp->tx.irq_count) % qp->tx.irq_size;
-	qp->tx.irq[tail] = *e;
-	qp->tx.irq_count++;
+	qp->tx.irq[kiwi_q_tail(&qp->tx.irq_q)] = *e;
+	kiwi_q_push(&qp->tx.irq_q);
 	spin_unlock_irqrestore(&qp->tx.irq_lock, flags);
 }
 
@@ -732,26 +740,30 @@ int kiwi_tx_init(struct kiwi_qp *qp)
 }
 
 /*
- * The inbound READ queue, sized to the IRD the connection agreed (not
- * to kiwi's maximum: most consumers ask for a few).  Before RTS, when
- * nothing can queue a READ: at each connection, since a QP reset after
- * one may connect again (the old queue, of another size, goes).
+ * The inbound READ queue, empty, sized to the IRD the connection agreed
+ * (rounded up to a power of two; not kiwi's maximum: most consumers ask
+ * for a few).  Before RTS, when nothing can queue a READ: at each
+ * connection, since a QP reset after one may connect again (the old
+ * queue, of another size, goes).
  */
 int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird)
 {
 	struct kiwi_irqe *irq;
+	u32 size;
 
 	lockdep_assert_held(&qp->state_lock);
 	if (!ird || ird > KIWI_MAX_IRD)	/* the CM bounds it: never */
 		return -EINVAL;
-	if (qp->tx.irq_size == ird)
-		return 0;
-	irq = kcalloc(ird, sizeof(*irq), GFP_KERNEL);
-	if (!irq)
-		return -ENOMEM;
-	kfree(qp->tx.irq);
-	qp->tx.irq = irq;
-	qp->tx.irq_size = ird;
+	size = roundup_pow_of_two(ird);
+	if (qp->tx.irq_ird != ird) {
+		irq = kcalloc(size, sizeof(*irq), GFP_KERNEL);
+		if (!irq)
+			return -ENOMEM;
+		kfree(qp->tx.irq);
+		qp->tx.irq = irq;
+		qp->tx.irq_ird = ird;
+	}
+	kiwi_q_init(&qp->tx.irq_q, size);
 	return 0;
 }
 
@@ -761,5 +773,5 @@ void kiwi_tx_free(struct kiwi_qp *qp)
 	kfree(qp->tx.irq);
 	qp->tx.batch = NULL;
 	qp->tx.irq = NULL;
-	qp->tx.irq_size = 0;
+	qp->tx.irq_ird = 0;
 }

@@ -18,6 +18,7 @@
 #include <kiwi/iwarp.h>
 
 #include "kiwi.h"
+#include "queue.h"
 
 struct kiwi_qp;
 
@@ -43,7 +44,9 @@ struct kiwi_tx_batch;
 
 /*
  * A QP's transmit side (tx.c, fpdu.c): one work item serialises all
- * sending; inbound READ requests wait in irq until answered.
+ * sending; inbound READ requests wait in irq until answered (a queue of
+ * queue.h: the receive path its one producer, the sender holding owned
+ * its one consumer, under irq_lock).
  */
 struct kiwi_tx {
 	struct work_struct work;
@@ -52,10 +55,9 @@ struct kiwi_tx {
 	struct mutex mutex;		/* one sender: worker or doorbell */
 	unsigned long owned;		/* bit 0: a sender is active */
 	spinlock_t irq_lock;
-	struct kiwi_irqe *irq;		/* inbound READs, ring of ird slots */
-	u32 irq_size;			/* its slots: the IRD agreed; 0 before */
-	u32 irq_head;
-	u32 irq_count;
+	struct kiwi_irqe *irq;		/* inbound READs: the entries, */
+	struct kiwi_q irq_q;		/* their index (IRD rounded up), */
+	u32 irq_ird;			/* and the IRD agreed; 0 before */
 	u32 orq_count;			/* outbound READs outstanding */
 	u32 msn[KIWI_QN_COUNT];		/* next MSN per untagged queue */
 	u32 term_ctrl;			/* TERMINATE to send, if term_pending */
