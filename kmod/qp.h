@@ -81,6 +81,7 @@ struct kiwi_qp {
 	u32 sq_tx;			/* WQEs from sq_head transmitted */
 	bool sq_loaded;			/* sq_cur is WQE sq_head + sq_tx */
 	bool sq_failed;			/* a WR completed in error: flush */
+	u32 sq_orq_count;		/* ORQ: READs and atomics unanswered */
 	struct kiwi_sqe sq_cur;
 	u8 sq_inline[KIWI_MAX_INLINE];
 

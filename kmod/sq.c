@@ -183,7 +183,7 @@ void kiwi_qp_flush_sq(struct kiwi_qp *qp)
 	}
 	qp->sq_tx = 0;
 	qp->sq_loaded = false;
-	qp->tx.orq_count = 0;
+	qp->sq_orq_count = 0;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
 
@@ -268,7 +268,7 @@ static void kiwi_qp_read_end(struct kiwi_qp *qp, enum ib_wc_status status)
 		if (!status && slot->opcode == IB_WR_RDMA_READ_WITH_INV &&
 		    kiwi_mem_invalidate(qp, slot->sink_lkey))
 			slot->status = IB_WC_LOC_PROT_ERR;
-		qp->tx.orq_count--;
+		qp->sq_orq_count--;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
@@ -618,7 +618,7 @@ static bool kiwi_sq_fenced(struct kiwi_qp *qp, const struct kiwi_sqe *sqe)
 {
 	lockdep_assert_held(&qp->sq_lock);
 
-	if (!qp->tx.orq_count)
+	if (!qp->sq_orq_count)
 		return false;
 	if (sqe->flags & IB_SEND_FENCE)
 		return true;
@@ -643,7 +643,7 @@ struct kiwi_sqe *kiwi_sq_next(struct kiwi_qp *qp)
 	else if (kiwi_sq_fenced(qp, sqe))
 		sqe = NULL;
 	else if (kiwi_wr_takes_ord(sqe->opcode) &&
-		 qp->tx.orq_count >= max(qp->ord, 1U))
+		 qp->sq_orq_count >= max(qp->ord, 1U))
 		sqe = NULL;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 	if (rv == -EINVAL) {
@@ -684,6 +684,6 @@ void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 	kiwi_sq_slot(qp, qp->sq_head + qp->sq_tx)->state = KIWI_SQE_WAIT_RESP;
 	qp->sq_tx++;
 	qp->sq_loaded = false;
-	qp->tx.orq_count++;
+	qp->sq_orq_count++;
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }

@@ -58,7 +58,6 @@ struct kiwi_tx {
 	struct kiwi_irqe *irq;		/* inbound READs: the entries, */
 	struct kiwi_q irq_q;		/* their index (IRD rounded up), */
 	u32 irq_ird;			/* and the IRD agreed; 0 before */
-	u32 orq_count;			/* outbound READs outstanding */
 	u32 msn[KIWI_QN_COUNT];		/* next MSN per untagged queue */
 	u32 term_ctrl;			/* TERMINATE to send, if term_pending */
 	bool term_pending;
