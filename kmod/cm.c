@@ -369,11 +369,8 @@ static void kiwi_ep_nudge(struct kiwi_ep *ep)
 	    KIWI_RTR_MAX * (ep->rtr_nudges + 1))
 		return;
 	mutex_lock(&qp->state_lock);
-	if (kiwi_qp_state(qp) == KIWI_QP_RTS &&
-	    !READ_ONCE(qp->tx.term_pending)) {
-		WRITE_ONCE(qp->tx.rtr_pending, KIWI_MPA_RTR_WRITE);
-		kiwi_tx_kick(qp);
-	}
+	if (kiwi_qp_state(qp) == KIWI_QP_RTS)
+		kiwi_tx_rtr_repeat(qp);
 	mutex_unlock(&qp->state_lock);
 	kiwi_ep_event(ep, "rtr_repeat", ep->rtr_nudges);
 	ep->rtr_nudges++;

@@ -5,7 +5,8 @@
  * hands in, the payload copied out of registered memory with
  * the CRC32c computed in the same pass, pad and CRC; gathered into a
  * batch of pages that TCP takes by reference.  tx.c decides what to
- * send; this file frames it and pushes it.
+ * send; this file frames it and pushes it, and at the connection's end
+ * shuts the socket down (kiwi_tx_disconnect()).
  */
 #include <linux/mm.h>
 #include <linux/net.h>
@@ -351,7 +352,7 @@ static int kiwi_tx_flush(struct socket *sock, struct kiwi_tx_batch *b,
  * callback would, but kiwi's replaces it (cm.c), and a zero window frees
  * no memory, so no write-space wake-up ever comes either.
  */
-void kiwi_tx_unblock(struct socket *sock)
+static void kiwi_tx_unblock(struct socket *sock)
 {
 	struct socket_wq *wq;
 
@@ -360,6 +361,42 @@ void kiwi_tx_unblock(struct socket *sock)
 	if (skwq_has_sleeper(wq))
 		wake_up_interruptible_all(&wq->wait);
 	rcu_read_unlock();
+}
+
+/*
+ * Stop transmit on @sock for good (qp.c, the connection going away): a
+ * pending TERMINATE gets a short chance to leave first, then the socket
+ * is shut down and detached from the QP.
+ */
+void kiwi_tx_disconnect(struct kiwi_qp *qp, struct socket *sock)
+{
+	/*
+	 * Until the TERMINATE is out and the sender has let go of the
+	 * socket: the worker wakes tx.idle after releasing tx.mutex.  At
+	 * most a second: a peer that does not read may never take it.
+	 */
+	if (!wait_event_timeout(qp->tx.idle, !READ_ONCE(qp->tx.term_pending) &&
+				!mutex_is_locked(&qp->tx.mutex), HZ))
+		kiwi_qp_dbg(qp, "sender still busy after 1 s%s: socket shut down\n",
+			    READ_ONCE(qp->tx.term_pending) ?
+			    ", TERMINATE unsent" : "");
+	/*
+	 * A sender stuck in TCP for want of room (a peer that stopped
+	 * reading or ACKing: it can last forever) holds tx.mutex: make it
+	 * fail and let go.  After the shutdown every send fails at once.
+	 */
+	kernel_sock_shutdown(sock, SHUT_RDWR);
+	kiwi_tx_unblock(sock);
+	/*
+	 * Senders read qp->sock under tx.mutex (the worker, a doorbell):
+	 * once it is cleared under the same mutex, none still uses it.
+	 */
+	mutex_lock(&qp->tx.mutex);
+	mutex_lock(&qp->state_lock);
+	WRITE_ONCE(qp->sock, NULL);
+	mutex_unlock(&qp->state_lock);
+	mutex_unlock(&qp->tx.mutex);
+	flush_work(&qp->tx.work);
 }
 
 /*

@@ -53,11 +53,52 @@ static_assert(offsetof(union kiwi_tx_hdr, u.term) ==
 	      sizeof(struct kiwi_hdr_untagged));
 static_assert(sizeof(union kiwi_tx_hdr) == KIWI_TX_HDR_MAX);
 
+/*
+ * tx.c's senders fill the DDP header of each FPDU with these, in a
+ * union of their own stack, zeroed once; kiwi_tx_fpdu() copies it into
+ * the batch: no header memory is shared with fpdu.c.
+ */
+static inline void kiwi_tx_hdr_tagged(union kiwi_tx_hdr *hdr, u8 op,
+				      bool last, u32 stag, u64 to)
+{
+	struct kiwi_hdr_tagged *h = &hdr->t;
+
+	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
+	h->stag = cpu_to_be32(stag);
+	h->to = cpu_to_be64(to);
+}
+
+static inline void kiwi_tx_hdr_untagged(union kiwi_tx_hdr *hdr, u8 op,
+					bool last, u32 qn, u32 msn, u32 mo,
+					u32 inv)
+{
+	struct kiwi_hdr_untagged *h = &hdr->u.h;
+
+	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
+	h->inv_stag = cpu_to_be32(inv);
+	h->qn = cpu_to_be32(qn);
+	h->msn = cpu_to_be32(msn);
+	h->mo = cpu_to_be32(mo);
+}
+
+/* The socket a sender uses: under tx.mutex, as kiwi_tx_work() says. */
+static inline struct socket *kiwi_tx_sock(struct kiwi_qp *qp)
+{
+	struct socket *sock;
+
+	lockdep_assert_held(&qp->tx.mutex);
+	mutex_lock(&qp->state_lock);
+	sock = qp->sock;
+	mutex_unlock(&qp->state_lock);
+	return sock;
+}
+
 int kiwi_tx_fpdu(struct kiwi_qp *qp, struct socket *sock,
 		 union kiwi_tx_hdr *hdr, u32 hdr_len, struct kiwi_src *src,
 		 u32 off, u32 len, bool more);
 u32 kiwi_tx_max_payload(struct kiwi_qp *qp, struct socket *sock,
 			u32 hdr_len);
+void kiwi_tx_markers_init(struct kiwi_qp *qp);
 struct kiwi_tx_batch *kiwi_tx_batch_alloc(void);
 void kiwi_tx_batch_free(struct kiwi_tx_batch *b);
 bool kiwi_tx_batch_empty(const struct kiwi_tx_batch *b);

@@ -140,14 +140,6 @@ struct kiwi_qp *kiwi_qp_find(struct iw_cm_id *id, int qpn)
 	return qp;
 }
 
-static void kiwi_qp_reset_msn(struct kiwi_qp *qp)
-{
-	int i;
-
-	for (i = 0; i < KIWI_QN_COUNT; i++)
-		qp->tx.msn[i] = 1;	/* RFC 5041 5.1: MSNs start at one */
-}
-
 static void kiwi_qp_fatal_event(struct kiwi_qp *qp)
 {
 	struct ib_event ev = {
@@ -197,7 +189,7 @@ void kiwi_qp_init_state(struct kiwi_qp *qp)
 	mutex_init(&qp->state_lock);
 	INIT_WORK(&qp->ev_work, kiwi_qp_ev_work);
 	qp->st = KIWI_QP_ST(KIWI_QP_IDLE, IB_QPS_INIT);
-	kiwi_qp_reset_msn(qp);
+	kiwi_tx_reset(qp);
 }
 
 /* The next QP after number *@qpn, referenced (as kiwi_qp_lookup()). */
@@ -274,18 +266,13 @@ int kiwi_qp_connected(struct kiwi_qp *qp, struct kiwi_ep *ep,
 	 */
 	if (rtr == KIWI_MPA_RTR_READ)
 		kiwi_rx_expect_rtr_read(qp);
-	kiwi_qp_reset_msn(qp);
+	kiwi_tx_reset(qp);
 	qp->crc = crc;
 	qp->large_fpdu = large;
 	qp->mk_tx = markers & KIWI_MK_F_TX;
 	qp->mk_rx = markers & KIWI_MK_F_RX;
-	kiwi_tx_markers_init(qp);
-	qp->tx.rtr_pending = rtr;
 	/* RFC 5044 7.1.2 rule 4: a responder speaks second (tx.c). */
-	qp->tx.await_peer = responder;
-	qp->tx.term_pending = false;
-	qp->tx.t_bell = 0;
-	qp->tx.cpu = KIWI_TX_CPU_PICK;	/* at the first kick */
+	kiwi_tx_connect(qp, rtr, responder);
 	qp->rx_cpu = -1;
 	WRITE_ONCE(qp->sock, sock);
 	WRITE_ONCE(qp->ep, ep);
@@ -321,41 +308,6 @@ bool kiwi_qp_hold_over(struct kiwi_qp *qp)
 }
 
 /*
- * Stop transmit on @sock for good: a pending TERMINATE gets a short
- * chance to leave first, then the socket is shut down and detached.
- */
-static void kiwi_qp_drain(struct kiwi_qp *qp, struct socket *sock)
-{
-	/*
-	 * Until the TERMINATE is out and the sender has let go of the
-	 * socket: the worker wakes tx.idle after releasing tx.mutex.  At
-	 * most a second: a peer that does not read may never take it.
-	 */
-	if (!wait_event_timeout(qp->tx.idle, !READ_ONCE(qp->tx.term_pending) &&
-				!mutex_is_locked(&qp->tx.mutex), HZ))
-		kiwi_qp_dbg(qp, "sender still busy after 1 s%s: socket shut down\n",
-			    READ_ONCE(qp->tx.term_pending) ?
-			    ", TERMINATE unsent" : "");
-	/*
-	 * A sender stuck in TCP for want of room (a peer that stopped
-	 * reading or ACKing: it can last forever) holds tx.mutex: make it
-	 * fail and let go.  After the shutdown every send fails at once.
-	 */
-	kernel_sock_shutdown(sock, SHUT_RDWR);
-	kiwi_tx_unblock(sock);
-	/*
-	 * Senders read qp->sock under tx.mutex (the worker, a doorbell):
-	 * once it is cleared under the same mutex, none still uses it.
-	 */
-	mutex_lock(&qp->tx.mutex);
-	mutex_lock(&qp->state_lock);
-	WRITE_ONCE(qp->sock, NULL);
-	mutex_unlock(&qp->state_lock);
-	mutex_unlock(&qp->tx.mutex);
-	flush_work(&qp->tx.work);
-}
-
-/*
  * The connection is going away (CM context, socket still attached):
  * stop transmit, flush everything.  The QP stays bound to the endpoint
  * (qp->ep) until kiwi_qp_unbind(), once the socket no longer calls the
@@ -374,7 +326,7 @@ void kiwi_qp_disconnected(struct kiwi_qp *qp)
 	if (!sock || act <= 0)
 		return;
 	if (act & KIWI_QPA_DRAIN)
-		kiwi_qp_drain(qp, sock);
+		kiwi_tx_disconnect(qp, sock);
 	if (act & KIWI_QPA_FLUSH_RQ)
 		kiwi_qp_flush_rq(qp);
 	if (act & KIWI_QPA_FLUSH_SQ)
@@ -443,7 +395,7 @@ int kiwi_qp_set_state(struct kiwi_qp *qp, enum ib_qp_state to)
 		qp->cq_overflow = false;
 		qp->sq_failed = false;	/* no WR is outstanding in RESET */
 		kiwi_rx_reset(qp);
-		kiwi_qp_reset_msn(qp);
+		kiwi_tx_reset(qp);
 	}
 	if (act & KIWI_QPA_CLOSE)
 		kiwi_cm_qp_closing(qp, false);

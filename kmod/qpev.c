@@ -177,9 +177,7 @@ static void kiwi_qp_fail(struct kiwi_qp *qp, enum kiwi_qp_event ev,
 			    term_ctrl >> KIWI_TERM_LAYER_SHIFT,
 			    (term_ctrl >> KIWI_TERM_ETYPE_SHIFT) & 0xf,
 			    (term_ctrl >> KIWI_TERM_ECODE_SHIFT) & 0xff);
-		qp->tx.term_ctrl = term_ctrl;
-		/* A sender running now may see it: term_ctrl first (tx.c). */
-		smp_store_release(&qp->tx.term_pending, true);
+		kiwi_tx_terminate(&qp->tx, term_ctrl);
 		todo |= BIT(KIWI_QPT_KICK_TX);
 	}
 	if (act & KIWI_QPA_FAIL_WR) {

@@ -257,8 +257,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * posts nothing to a QP it destroys.
 	 */
 	cancel_work_sync(&qp->ev_work);
-	cancel_work_sync(&qp->tx.work);
-	kiwi_tx_drop_cpu(qp);
+	kiwi_tx_stop(qp);
 	kiwi_rx_stop(qp);
 	kiwi_tx_free(qp);
 	kiwi_qp_free_queues(qp);

@@ -18,36 +18,6 @@
 #include "stag.h"
 #include "trace.h"
 
-/*
- * ---- FPDU headers ----
- *
- * Each sender builds its FPDUs' headers in a union kiwi_tx_hdr on its
- * own stack, zeroed once, and passes it to kiwi_tx_fpdu(), which copies
- * it into the batch (fpdu.h): no header memory is shared with fpdu.c.
- */
-
-static void kiwi_tx_hdr_tagged(union kiwi_tx_hdr *hdr, u8 op, bool last,
-			       u32 stag, u64 to)
-{
-	struct kiwi_hdr_tagged *h = &hdr->t;
-
-	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
-	h->stag = cpu_to_be32(stag);
-	h->to = cpu_to_be64(to);
-}
-
-static void kiwi_tx_hdr_untagged(union kiwi_tx_hdr *hdr, u8 op, bool last,
-				 u32 qn, u32 msn, u32 mo, u32 inv)
-{
-	struct kiwi_hdr_untagged *h = &hdr->u.h;
-
-	h->ctrl.ddp_rdmap = cpu_to_be16(kiwi_ddp_rdmap(op, last));
-	h->inv_stag = cpu_to_be32(inv);
-	h->qn = cpu_to_be32(qn);
-	h->msn = cpu_to_be32(msn);
-	h->mo = cpu_to_be32(mo);
-}
-
 /* ---- message senders ---- */
 
 /*
@@ -243,7 +213,7 @@ static int kiwi_tx_respond_one(struct kiwi_qp *qp, struct socket *sock,
 	return kiwi_tx_read_resp(qp, sock, e);
 }
 
-static int kiwi_tx_terminate(struct kiwi_qp *qp, struct socket *sock,
+static int kiwi_tx_send_term(struct kiwi_qp *qp, struct socket *sock,
 			     u32 ctrl)
 {
 	union kiwi_tx_hdr hdr = {};
@@ -387,16 +357,6 @@ static void kiwi_tx_answered(struct kiwi_qp *qp)
 		kiwi_qp_lat(qp, KIWI_STAT_TX_LAT, t);
 }
 
-static struct socket *kiwi_tx_sock(struct kiwi_qp *qp)
-{
-	struct socket *sock;
-
-	mutex_lock(&qp->state_lock);
-	sock = qp->sock;
-	mutex_unlock(&qp->state_lock);
-	return sock;
-}
-
 /*
  * tx.owned bit 0 is held while FPDUs are built and sent: by a process
  * context sender (under tx.mutex, for a whole run, sleeping in TCP
@@ -477,10 +437,10 @@ static bool __kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock,
 	struct kiwi_sqe *sqe;
 	int rv = 0;
 
-	/* Acquire: pairs with kiwi_qp_event()'s release (term_ctrl). */
+	/* Acquire: pairs with kiwi_tx_terminate()'s release (term_ctrl). */
 	if (smp_load_acquire(&qp->tx.term_pending)) {
 		WRITE_ONCE(qp->tx.term_pending, false);
-		kiwi_tx_terminate(qp, sock, qp->tx.term_ctrl);
+		kiwi_tx_send_term(qp, sock, qp->tx.term_ctrl);
 		return false;
 	}
 	if (qp->tx.rtr_pending) {
@@ -537,7 +497,7 @@ static bool kiwi_tx_run(struct kiwi_qp *qp, struct socket *sock, u32 budget)
 }
 
 /*
- * The socket is read under tx.mutex, which kiwi_qp_disconnected() also
+ * The socket is read under tx.mutex, which kiwi_tx_disconnect() also
  * holds to clear qp->sock: a run that saw the socket ends before it is
  * released.
  */
@@ -555,7 +515,7 @@ void kiwi_tx_work(struct work_struct *work)
 	if (left)
 		kiwi_tx_kick(qp);
 	else if (wq_has_sleeper(&qp->tx.idle))
-		wake_up(&qp->tx.idle);	/* kiwi_qp_disconnected() waits */
+		wake_up(&qp->tx.idle);	/* kiwi_tx_disconnect() waits */
 }
 
 /*
@@ -585,6 +545,8 @@ void kiwi_tx_now(struct kiwi_qp *qp)
 	if (left)
 		kiwi_tx_kick(qp);
 }
+
+#define KIWI_TX_CPU_PICK	(-2)	/* tx.cpu: picked at the first kick */
 
 /*
  * Each connection sends from one CPU.  Over loopback and veth the
@@ -774,4 +736,58 @@ void kiwi_tx_free(struct kiwi_qp *qp)
 	qp->tx.batch = NULL;
 	qp->tx.irq = NULL;
 	qp->tx.irq_ird = 0;
+}
+
+/* ---- for the QP layer and the CM, which write no field of qp->tx ---- */
+
+/*
+ * MSNs start at one (RFC 5041 5.1): for a new QP, which no one sees yet,
+ * and under state_lock at its reset and at each connection (qp.c).
+ */
+void kiwi_tx_reset(struct kiwi_qp *qp)
+{
+	int i;
+
+	for (i = 0; i < KIWI_QN_COUNT; i++)
+		qp->tx.msn[i] = 1;
+}
+
+/*
+ * A connection starts (qp.c, before RTS and qp->sock: no sender runs):
+ * the RTR message @rtr first, a @responder silent until the peer's first
+ * FPDU (__kiwi_tx_run()), nothing left of the last connection's
+ * TERMINATE or doorbell, the CPU picked at the first kick.
+ */
+void kiwi_tx_connect(struct kiwi_qp *qp, u8 rtr, bool responder)
+{
+	lockdep_assert_held(&qp->state_lock);
+	kiwi_tx_markers_init(qp);
+	qp->tx.rtr_pending = rtr;
+	qp->tx.await_peer = responder;
+	qp->tx.term_pending = false;
+	qp->tx.t_bell = 0;
+	qp->tx.cpu = KIWI_TX_CPU_PICK;
+}
+
+/*
+ * Our RTR WRITE again, as the peer has not answered it (cm.c, under
+ * state_lock, in RTS); not once a TERMINATE is due, which goes first.
+ */
+void kiwi_tx_rtr_repeat(struct kiwi_qp *qp)
+{
+	lockdep_assert_held(&qp->state_lock);
+	if (READ_ONCE(qp->tx.term_pending))
+		return;
+	WRITE_ONCE(qp->tx.rtr_pending, KIWI_MPA_RTR_WRITE);
+	kiwi_tx_kick(qp);
+}
+
+/*
+ * The QP is destroyed (qpverbs.c) and nothing queues the worker again:
+ * wait for a run still going, and give its CPU back.
+ */
+void kiwi_tx_stop(struct kiwi_qp *qp)
+{
+	cancel_work_sync(&qp->tx.work);
+	kiwi_tx_drop_cpu(qp);
 }

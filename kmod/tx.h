@@ -47,6 +47,11 @@ struct kiwi_tx_batch;
  * sending; inbound READ requests wait in irq until answered (a queue of
  * queue.h: the receive path its one producer, the sender holding owned
  * its one consumer, under irq_lock).
+ *
+ * Who writes it: tx.c and fpdu.c alone (and kiwi_tx_terminate() below,
+ * inline for qpev.c).  The other layers read only await_peer, and ask
+ * for the rest: init, free and stop (create, destroy), reset, connect
+ * and disconnect (the QP's state changes, qp.c), the RTR repeat (cm.c).
  */
 struct kiwi_tx {
 	struct work_struct work;
@@ -69,14 +74,16 @@ struct kiwi_tx {
 
 /* tx.c, fpdu.c: transmit (fpdu.h has what only the two share) */
 int kiwi_tx_init(struct kiwi_qp *qp);
-void kiwi_tx_markers_init(struct kiwi_qp *qp);
 void kiwi_tx_free(struct kiwi_qp *qp);
+void kiwi_tx_reset(struct kiwi_qp *qp);
 int kiwi_tx_irq_alloc(struct kiwi_qp *qp, u32 ird);
-#define KIWI_TX_CPU_PICK	(-2)	/* tx.cpu: picked at the first kick */
+void kiwi_tx_connect(struct kiwi_qp *qp, u8 rtr, bool responder);
+void kiwi_tx_disconnect(struct kiwi_qp *qp, struct socket *sock);
+void kiwi_tx_stop(struct kiwi_qp *qp);
+void kiwi_tx_rtr_repeat(struct kiwi_qp *qp);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_drop_cpu(struct kiwi_qp *qp);
 void kiwi_tx_bell(struct kiwi_qp *qp);
-void kiwi_tx_unblock(struct socket *sock);
 void kiwi_tx_start(struct kiwi_qp *qp);
 void kiwi_tx_peer_spoke(struct kiwi_qp *qp);
 void kiwi_tx_now(struct kiwi_qp *qp);
@@ -84,5 +91,18 @@ bool kiwi_tx_irq_full(struct kiwi_qp *qp);
 void kiwi_tx_queue_resp(struct kiwi_qp *qp, const struct kiwi_irqe *e);
 void kiwi_tx_respond(struct kiwi_qp *qp, struct sock *sk);
 void kiwi_tx_work(struct work_struct *work);
+
+/*
+ * The QP moved to TERMINATE for a local error (qpev.c, any context, no
+ * lock): the TERMINATE @ctrl goes out before anything else; the caller
+ * has the sender kicked.  Inline, as qpev.c sits below tx.c and calls
+ * none of it.
+ */
+static inline void kiwi_tx_terminate(struct kiwi_tx *tx, u32 ctrl)
+{
+	tx->term_ctrl = ctrl;
+	/* A sender running now may see it: term_ctrl first (tx.c). */
+	smp_store_release(&tx->term_pending, true);
+}
 
 #endif /* KIWI_TX_H */
