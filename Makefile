@@ -14,7 +14,7 @@
 #   make demo       build, boot a test guest, bring up kiwi devices, show them
 #   make check      run every test (last line: "N passed, N failed, N skipped")
 #   make check-2host kiwi between two guests, 6.1 and 6.12 (and siw in one),
-#                   over a virtual NIC (selftests/check-2host; build/check-2host/)
+#                   over a virtual NIC (selftests/check-2host.sh; build/check-2host/)
 #   make siw        build Linux's siw out of tree (build/siw/siw.ko), the interop peer
 #   make bench      kiwi vs siw, rxe and TCP in one guest boot (build/bench/results.md)
 #   make bench-2host make bench's standard cells between two guests over a virtual
@@ -22,9 +22,9 @@
 #   make soak       30 min of mixed traffic in a guest, memory sampled (build/soak/)
 #   make fuzz       the wire parsers under libFuzzer, 60 s each (build/fuzz/)
 #   make fresh-check a build-only and a full machine, each in a new Debian 12
-#                   chroot (scripts/fresh-check)
-#   make version    print the version this tree builds (scripts/version)
-#   make lint       checkpatch, shellcheck and the KIWI_* knob list (scripts/lint;
+#                   chroot (scripts/fresh-check.sh)
+#   make version    print the version this tree builds (scripts/version.sh)
+#   make lint       checkpatch, shellcheck and the KIWI_* knob list (scripts/lint.sh;
 #                   seconds, no guest; needs the test set's linux-source-6.1)
 #   make fuzz-verbs the stateful verbs fuzzer in a guest, KIWI_FUZZ_MINUTES (3) (build/fuzz-verbs/)
 #   make sanitizer-kernel  build (once) the KASAN/lockdep/UBSAN kernel of make check's sanitizer phase
@@ -48,7 +48,7 @@ KVER ?= $(patsubst linux-headers-%,%,$(notdir $(KDIR)))
 BUILD ?= $(CURDIR)/build
 JOBS ?= $(shell nproc)
 
-# Goals that need Debian packages (scripts/install-deps): `make GOAL`
+# Goals that need Debian packages (scripts/install-deps.sh): `make GOAL`
 # installs GOAL's set and then runs GOAL in a second make, which looks for
 # the kernel headers afresh: this one looked before they were installed.
 # A new such goal: add it here, and its rule in the KIWI_DEPS_DONE part.
@@ -73,22 +73,22 @@ provider:
 	cmake --build $(BUILD) -j $(JOBS)
 
 siw:
-	$(CURDIR)/scripts/build-siw $(BUILD)/siw
+	$(CURDIR)/scripts/build-siw.sh $(BUILD)/siw
 
 deps:
-	$(CURDIR)/scripts/install-deps --set test
+	$(CURDIR)/scripts/install-deps.sh --set test
 
 deps-build:
-	$(CURDIR)/scripts/install-deps --set build
+	$(CURDIR)/scripts/install-deps.sh --set build
 
 deps-deb:
-	$(CURDIR)/scripts/install-deps --set deb
+	$(CURDIR)/scripts/install-deps.sh --set deb
 
 version:
-	@$(CURDIR)/scripts/version
+	@$(CURDIR)/scripts/version.sh
 
 lint:
-	$(CURDIR)/scripts/lint
+	$(CURDIR)/scripts/lint.sh
 
 ifndef KIWI_DEPS_DONE
 .SECONDEXPANSION:
@@ -96,47 +96,47 @@ $(WITH_DEPS): $$(call deps_for,$$@)
 	+@$(MAKE) --no-print-directory KIWI_DEPS_DONE=1 $@
 else
 demo: all
-	$(CURDIR)/scripts/demo
+	$(CURDIR)/scripts/demo.sh
 
 check: all siw
-	$(CURDIR)/selftests/check
+	$(CURDIR)/selftests/check.sh
 
 check-2host: all siw
-	$(CURDIR)/selftests/check-2host
+	$(CURDIR)/selftests/check-2host.sh
 
-# Every phase but the sanitizer's left out (selftests/check's names).
+# Every phase but the sanitizer's left out (selftests/check.sh's names).
 SAN_ONLY_SKIP := host,fuzz,suite,datapath,errors,abuse,faults,load,interop,ulp,nfs,apps,iser,mpi,k612,twohost,deb
 check-sanitizer: all
-	KIWI_CHECK_SAN=1 KIWI_CHECK_SKIP=$(SAN_ONLY_SKIP) $(CURDIR)/selftests/check
+	KIWI_CHECK_SAN=1 KIWI_CHECK_SKIP=$(SAN_ONLY_SKIP) $(CURDIR)/selftests/check.sh
 
 bench: all siw
-	$(CURDIR)/scripts/bench
+	$(CURDIR)/scripts/bench.sh
 
 bench-2host: all siw
-	$(CURDIR)/scripts/bench-2host
+	$(CURDIR)/scripts/bench-2host.sh
 
 soak: all
-	$(CURDIR)/scripts/soak
+	$(CURDIR)/scripts/soak.sh
 
 fuzz:
-	$(CURDIR)/scripts/fuzz
+	$(CURDIR)/scripts/fuzz.sh
 
 fuzz-verbs: all
-	$(CURDIR)/selftests/fuzz-verbs/run-guest
+	$(CURDIR)/selftests/fuzz-verbs/run-guest.sh
 
 # DKMS builds the module for the running kernel: only the provider here.
 install: provider
-	$(CURDIR)/scripts/install install
+	$(CURDIR)/scripts/install.sh install
 
 deb:
-	$(CURDIR)/scripts/deb
+	$(CURDIR)/scripts/deb.sh
 
 sanitizer-kernel:
-	$(CURDIR)/scripts/build-sanitizer-kernel
+	$(CURDIR)/scripts/build-sanitizer-kernel.sh
 endif
 
 uninstall:
-	$(CURDIR)/scripts/install uninstall
+	$(CURDIR)/scripts/install.sh uninstall
 
 clean:
 	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean)
@@ -144,7 +144,7 @@ clean:
 	rm -rf $(BUILD)
 
 fresh-check:
-	$(CURDIR)/scripts/fresh-check
+	$(CURDIR)/scripts/fresh-check.sh
 
 help:
 	@sed -n '/^#   make /,/^$$/{/^$$/q;s/^# \{0,3\}//p}' Makefile

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # bench/ab-guest.sh -- two builds of kiwi.ko against each other in one
-# guest boot; run by scripts/bench-ab, inside selftests/vm/run:
+# guest boot; run by scripts/bench-ab.sh, inside selftests/vm/run.sh:
 #
 #	bench/ab-guest.sh A.ko B.ko
 #

@@ -6,7 +6,7 @@
 # parsing the tools' output into a value, and the "@bench run|..." line.
 # Sourced, not run, by the two guest halves of the benchmarks, so that
 # they cannot drift apart:
-#   scripts/bench-guest   (make bench: both ends in one guest, over veth)
+#   scripts/bench-guest.sh   (make bench: both ends in one guest, over veth)
 #   bench/pair-guest.sh   (make bench-2host: server in guest b, client in
 #                          guest a, over the virtual NIC between them)
 #

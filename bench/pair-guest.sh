@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # bench/pair-guest.sh -- the guests' half of `make bench-2host`
-# (scripts/bench-2host), run by selftests/vm/pair in both guests: the
+# (scripts/bench-2host.sh), run by selftests/vm/pair.sh in both guests: the
 # cells of make bench between two machines, b serving, a connecting,
 # over the virtual NIC between them (eth0: a 10.93.0.1, b 10.93.0.2).
 #
-#	selftests/vm/pair --module-a kmod/kiwi.ko --module-a build/siw/siw.ko \
+#	selftests/vm/pair.sh --module-a kmod/kiwi.ko --module-a build/siw/siw.ko \
 #		--module-b kmod/kiwi.ko --module-b build/siw/siw.ko \
 #		-- bench/pair-guest.sh
 #
@@ -17,7 +17,7 @@
 # two iWARP devices on one netdev would both listen on a server's port.
 # For each MTU (KIWI_BENCH_MTUS), repetition (KIWI_BENCH_REPS) and cell
 # (KIWI_BENCH_CELLS), every stack runs, their order rotated by one per
-# repetition, as scripts/bench-guest does; the runs themselves are
+# repetition, as scripts/bench-guest.sh does; the runs themselves are
 # bench/cells.sh's, with the server in b and the client in a.
 #
 # Each run meets in the shared directory (pairlib.sh's pair_put and
@@ -43,10 +43,10 @@
 # KIWI_BENCH_CELLS (write_bw_64k read_bw_64k send_bw_64k write_bw_4k
 # write_lat_8 send_lat_8), KIWI_BENCH_STACKS, KIWI_BENCH_DURATION (3),
 # KIWI_BENCH_ITERS_LAT (5000), KIWI_BENCH_RUN_TIMEOUT (90), and
-# bench/cells.sh's; KIWI_PAIR_* from selftests/vm/pair.
+# bench/cells.sh's; KIWI_PAIR_* from selftests/vm/pair.sh.
 set -u
 export LC_ALL=C
-# One compound command, read whole before it runs (as bench-guest).
+# One compound command, read whole before it runs (as bench-guest.sh).
 {
 
 ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -215,7 +215,7 @@ a_main() {
 	stacks=(kiwi siw tcp)
 	[ -z "${KIWI_BENCH_STACKS:-}" ] || read -r -a stacks < <(for s in "${stacks[@]}"; do
 		case " $KIWI_BENCH_STACKS " in *" $s "*) echo "$s" ;; esac; done | tr '\n' ' ')
-	emit meta "config_$CONFIG" "two guests (selftests/vm/pair), one NIC each: standard wire, CRC off: kiwi large_fpdu=N crc=N; siw as built (no CRC, no GSO); TCP ceiling and floor"
+	emit meta "config_$CONFIG" "two guests (selftests/vm/pair.sh), one NIC each: standard wire, CRC off: kiwi large_fpdu=N crc=N; siw as built (no CRC, no GSO); TCP ceiling and floor"
 	emit meta "stacks_$CONFIG" "${stacks[*]}"
 	say "==== configuration $CONFIG: kiwi, siw, TCP between the guests ===="
 	declare -A DEAD

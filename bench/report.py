@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-"""bench/report.py -- the report half of `make bench` (scripts/bench).
+"""bench/report.py -- the report half of `make bench` (scripts/bench.sh).
 
     bench/report.py RAW OUTDIR
 
-RAW is the collected protocol of scripts/bench-guest (lines "meta|K|V",
+RAW is the collected protocol of scripts/bench-guest.sh (lines "meta|K|V",
 "run|CONFIG|MTU|REP|CELL|STACK|STATUS|VALUE|UNIT|SECONDS|EXTRA|NOTE",
 "allocs|CONFIG|MTU|CELL|STACK|KMALLOCS|CACHE_ALLOCS|MESSAGES",
-"qpmem|STACK|qpmem key=value ..."), plus scripts/bench's own meta lines.
+"qpmem|STACK|qpmem key=value ..."), plus scripts/bench.sh's own meta lines.
 
 For each configuration and MTU: a table of each stack's median per cell,
 and the paired ratios -- repetition r of stack A against repetition r of

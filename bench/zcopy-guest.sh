@@ -10,7 +10,7 @@
 # CPUs) and kernel seconds per GiB sent.
 #
 #   gcc -O2 -o build/bench/tcp_zerocopy bench/tcp_zerocopy.c
-#   selftests/vm/run --slub-debug off -- bench/zcopy-guest.sh \
+#   selftests/vm/run.sh --slub-debug off -- bench/zcopy-guest.sh \
 #       build/bench/tcp_zerocopy 5
 set -eu
 TOOL=$(readlink -f "$1")

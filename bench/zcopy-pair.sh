@@ -4,13 +4,13 @@
 # bench/zcopy-pair.sh -- bench/zcopy-guest.sh across two guests: plain TCP
 # from a to b over the virtual NIC between them, with copy, MSG_ZEROCOPY
 # and sendfile transmit (bench/tcp_zerocopy.c), the modes rotated per
-# repetition.  Run by selftests/vm/pair in both guests (b receives, a
+# repetition.  Run by selftests/vm/pair.sh in both guests (b receives, a
 # sends); use --nic e1000: over virtio-net without scatter-gather, TCP
 # copies every MSG_ZEROCOPY send (benchmark.md, "Zero-copy transmit
 # across the pair").
 #
 #   gcc -O2 -o build/bench/tcp_zerocopy bench/tcp_zerocopy.c
-#   KIWI_ZC_TOOL=$PWD/build/bench/tcp_zerocopy selftests/vm/pair \
+#   KIWI_ZC_TOOL=$PWD/build/bench/tcp_zerocopy selftests/vm/pair.sh \
 #       --nic e1000 -- bench/zcopy-pair.sh
 #
 # a prints one line per run: the tool's figures, then the kernel CPU

@@ -10,13 +10,13 @@
 #
 #   selftests/verdicts.sh [BUILD]
 #
-# Output is TAP 13 with the plan line last; selftests/check runs it in
+# Output is TAP 13 with the plan line last; selftests/check.sh runs it in
 # its host phase (results host.verdicts.*).  Exit status 0 iff all pass.
 set -u
 
 ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 BUILD=${1:-$ROOT/build}
-CHECK_DMESG=$ROOT/selftests/vm/check-dmesg
+CHECK_DMESG=$ROOT/selftests/vm/check-dmesg.sh
 
 # lib.sh's verdict helpers, as the guest scripts use them.  Nothing here
 # touches the host's tracing or network: mountpoint is stubbed so that
@@ -60,7 +60,7 @@ expect fail "perf_row_sane: ib_send_lat row with 12 of 1000 iterations" perf_row
 expect pass "perf_row_sane: ib_write_bw row, BW above 0" perf_row_sane ib_write_bw 1000 "$BW_OK"
 expect fail "perf_row_sane: ib_write_bw row with BW 0" perf_row_sane ib_write_bw 1000 "$BW_BAD"
 
-# ---- the kernel-log pattern list (check-dmesg, and --regex for the
+# ---- the kernel-log pattern list (check-dmesg.sh, and --regex for the
 # per-case scans) --------------------------------------------------------
 cat >"$W/clean" <<'EOF'
 [    0.000000] Linux version 6.1.0-41-amd64 (debian-kernel@lists.debian.org)
@@ -106,19 +106,19 @@ RCU lockdep|suspicious RCU usage
 hung task|INFO: task kworker/u4:2:88 blocked for more than 30 seconds.
 WARN_ON|WARNING: CPU: 1 PID: 88 at kmod/qp.c:412 kiwi_qp_modify+0x1/0x2 [kiwi]
 EOF
-expect pass "vm/run: guests boot with hung_task_timeout_secs=30" \
-	grep -q 'sysctl.kernel.hung_task_timeout_secs=30' "$ROOT/selftests/vm/run"
+expect pass "vm/run.sh: guests boot with hung_task_timeout_secs=30" \
+	grep -q 'sysctl.kernel.hung_task_timeout_secs=30' "$ROOT/selftests/vm/run.sh"
 for f in suite.sh errors.sh; do
 	# shellcheck disable=SC2016 # the literal line
 	expect pass "$f: per-case scan uses check-dmesg's list" \
-		grep -q 'KTROUBLE=$("$ROOT/selftests/vm/check-dmesg" --regex)' "$ROOT/selftests/guest/$f"
+		grep -q 'KTROUBLE=$("$ROOT/selftests/vm/check-dmesg.sh" --regex)' "$ROOT/selftests/guest/$f"
 done
 
 # ---- an int3 trap the kernel text cannot explain is the emulator's ------
-# (vm/emulator-fault; vm/run makes it a harness fault, exit 126).  The
+# (vm/emulator-fault.sh; vm/run.sh makes it a harness fault, exit 126).  The
 # samples are a 6.12 oops as the console shows it; what tells the cases
 # apart is the byte before the <> of the Code: line, where the int3 was.
-EMU=$ROOT/selftests/vm/emulator-fault
+EMU=$ROOT/selftests/vm/emulator-fault.sh
 int3_log() {	# int3_log FILE HEADER BYTE [FIRST-LINE]
 	{
 		[ -z "${4:-}" ] || echo "[   60.000000] $4"
@@ -143,8 +143,8 @@ expect fail "emulator-fault: int3 trap after another report is not the emulator'
 expect fail "emulator-fault: int3 trap without a code dump proves nothing" "$EMU" "$W/nocode"
 expect fail "emulator-fault: a clean log" "$EMU" "$W/empty0"
 # shellcheck disable=SC2016 # the literal line
-expect pass "vm/run: a stale int3 is a harness fault (exit 126)" \
-	grep -q 'why=$("$HERE/emulator-fault" "$console_log")' "$ROOT/selftests/vm/run"
+expect pass "vm/run.sh: a stale int3 is a harness fault (exit 126)" \
+	grep -q 'why=$("$HERE/emulator-fault.sh" "$console_log")' "$ROOT/selftests/vm/run.sh"
 
 # ---- perftest retries only on evidence (lib.sh perf_retry_reason) ------
 echo "RDMA_CM_EVENT_REJECTED; error: -111" >"$W/rej"
@@ -373,7 +373,7 @@ fi
 
 # ---- the summary and CI's reading of it --------------------------------
 printf 'PASS\ta\t\nSKIP\tb\tno device\nTODO\tc\tknown bug\nFAIL\td\t\nHARNESS\tguest.boot_1\t\nRETRY\tdatapath.x\tperftest race\nSKIP\tphase.fuzz\tleft out by KIWI_CHECK_SKIP\n' >"$W/results"
-"$ROOT/selftests/summary" "$W/results" >"$W/sum" 2>&1
+"$ROOT/selftests/summary.sh" "$W/results" >"$W/sum" 2>&1
 last=$(tail -n 1 "$W/sum")
 before=$(tail -n 2 "$W/sum" | head -n 1)
 expect pass "summary: passed counts PASS only, skips apart ($last)" \
@@ -381,8 +381,8 @@ expect pass "summary: passed counts PASS only, skips apart ($last)" \
 expect pass "summary: known bugs, harness faults, retries, left-out phases named" \
 	test "$before" = "1 known bugs, 1 harness faults, 1 retries; phases left out: fuzz"
 printf 'PASS\ta\t\nSKIP\tb\t\n' >"$W/results_ok"
-expect pass "summary: exit 0 without failures" "$ROOT/selftests/summary" "$W/results_ok"
-expect fail "summary: exit 1 with a failure" "$ROOT/selftests/summary" "$W/results"
+expect pass "summary: exit 0 without failures" "$ROOT/selftests/summary.sh" "$W/results_ok"
+expect fail "summary: exit 1 with a failure" "$ROOT/selftests/summary.sh" "$W/results"
 eval "$(grep -E '^(SUMMARY_RE|COUNTS_RE)=' "$ROOT/.ci/run")"
 matches() { [[ $1 =~ $2 ]]; }
 expect pass ".ci/run: SUMMARY_RE takes the last line" matches "$last" "$SUMMARY_RE"
@@ -390,7 +390,7 @@ expect pass ".ci/run: COUNTS_RE takes the line before" matches "$before" "$COUNT
 expect fail ".ci/run: the old 'N passed, N failed' (skips in passed) is no summary" \
 	matches "3 passed, 1 failed" "$SUMMARY_RE"
 expect pass "check: a RETRY line in guest TAP is recorded" \
-	grep -q '"# RETRY "\*" -- "\*)' "$ROOT/selftests/check"
+	grep -q '"# RETRY "\*" -- "\*)' "$ROOT/selftests/check.sh"
 
 echo "1..$N"
 rm -rf "$TMPD"

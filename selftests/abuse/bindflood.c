@@ -13,7 +13,7 @@
  * a new key each time), the ring refilled as fast as kiwi drains it.  A
  * heartbeat thread sleeps 10 ms at a time and records the longest gap
  * between its wake-ups.  kiwi must drain the binds in bounded runs: the
- * guest's watchdog reports a soft lockup otherwise (vm/run fails the
+ * guest's watchdog reports a soft lockup otherwise (vm/run.sh fails the
  * boot on it), and neither a bind call nor the heartbeat may wait 5 s.
  * (On b68d605 this did not fail in the guest either: two threads do not
  * outpace kiwi's loop there.  It stays as a liveness check of the

@@ -4,7 +4,7 @@
 # selftests/guest/abuse.sh -- kiwi against a hostile peer and a hostile
 # local process, run inside the test guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/abuse.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/abuse.sh
 #
 # Two network namespaces joined by a veth pair, kiwi0 (10.91.0.1, netns
 # kwa) and kiwi1 (10.91.0.2, netns kwb), as in errors.sh.  Cases (one TAP
@@ -662,12 +662,12 @@ peer_case() {
 }
 
 # frmr_remap: an FRMR remapped under a stalled WRITE (issue 14, defect 4).
-# Needs vm/run --module selftests/kconsumer/kiwi_frmr_test.ko.
+# Needs vm/run.sh --module selftests/kconsumer/kiwi_frmr_test.ko.
 case_frmr_remap() {
 	local P=/sys/module/kiwi_frmr_test/parameters rc=0 res='' before why=''
 	before=$(stat kiwi1 terminate_sent_ddp)
 	if ! B modprobe kiwi_frmr_test addr=$SRV port=7407 >"$TMPD/f" 2>&1; then
-		notok "frmr_remap: modprobe kiwi_frmr_test (vm/run --module selftests/kconsumer/kiwi_frmr_test.ko)"
+		notok "frmr_remap: modprobe kiwi_frmr_test (vm/run.sh --module selftests/kconsumer/kiwi_frmr_test.ko)"
 		diag "$TMPD/f"
 		return
 	fi
@@ -697,7 +697,7 @@ case_frmr_remap() {
 }
 
 # kconnect_process: a kernel consumer's rdma_connect() from a process's
-# system call (audit I2, issue 28).  Needs vm/run --module
+# system call (audit I2, issue 28).  Needs vm/run.sh --module
 # selftests/kconsumer/kiwi_kconnect_test.ko.  The module does everything
 # in its init (bounded waits, at most 80 s) and says how it went in its
 # parameter "result"; rping only accepts, and its exit status is not
@@ -713,7 +713,7 @@ case_kconnect_process() {
 	t0=$SECONDS
 	if ! A timeout 110 modprobe kiwi_kconnect_test addr=$SRV port=7397 \
 		>"$TMPD/k" 2>&1; then
-		notok "kconnect_process: modprobe kiwi_kconnect_test (vm/run --module selftests/kconsumer/kiwi_kconnect_test.ko)"
+		notok "kconnect_process: modprobe kiwi_kconnect_test (vm/run.sh --module selftests/kconsumer/kiwi_kconnect_test.ko)"
 		diag "$TMPD/k"
 		kill_tree $spid
 		wait $spid 2>/dev/null

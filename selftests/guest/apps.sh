@@ -3,9 +3,9 @@
 #
 # selftests/guest/apps.sh -- user-space middleware nobody here wrote, over
 # kiwi0/kiwi1 (veth pair between the namespaces kwa and kwb), each with
-# its data checked.  Run inside the test guest by selftests/check:
+# its data checked.  Run inside the test guest by selftests/check.sh:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/apps.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/apps.sh
 #
 # Cases:
 #   rsockets_riostream  librdmacm's riostream (rsockets, riomap/riowrite),

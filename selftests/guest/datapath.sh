@@ -4,7 +4,7 @@
 # selftests/guest/datapath.sh -- kiwi data-path tests, run inside the test
 # guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/datapath.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/datapath.sh
 #
 # Two network namespaces joined by a veth pair, kiwi0 on one end and kiwi1
 # on the other; real rdma-core tools move data between them:

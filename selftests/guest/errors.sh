@@ -4,7 +4,7 @@
 # selftests/guest/errors.sh -- kiwi error-path tests, run inside the test
 # guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/errors.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/errors.sh
 #
 # Two network namespaces joined by a veth pair, kiwi0 (10.91.0.1, netns
 # kwa) and kiwi1 (10.91.0.2, netns kwb).  Each case runs the iwerr test
@@ -42,8 +42,8 @@ START=$SECONDS
 
 todo()  { T=$((T + 1)); echo "not ok $T $1 # TODO $2"; }
 
-# Kernel trouble: the one list, selftests/vm/check-dmesg's.
-KTROUBLE=$("$ROOT/selftests/vm/check-dmesg" --regex)
+# Kernel trouble: the one list, selftests/vm/check-dmesg.sh's.
+KTROUBLE=$("$ROOT/selftests/vm/check-dmesg.sh" --regex)
 
 setup() {
 	[ -x "$IWERR" ] || { echo "$IWERR missing (make)"; return 1; }

@@ -4,7 +4,7 @@
 # selftests/guest/faults.sh -- kiwi on a bad network and under
 # administrative changes, run inside the test guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/faults.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/faults.sh
 #
 # kiwi0 (10.91.0.1, netns kwa) and kiwi1 (10.91.0.2, netns kwb) on a veth
 # pair.  With `tc qdisc ... netem` on both ends of the veth -- 1% loss;
@@ -23,7 +23,7 @@
 # must pass), the netdev set down and up and the address removed (the
 # rping may fail, but cleanly: no data mismatch, no hang or crash);
 # after each the devices still work; finally everything is torn down and
-# the module unloads.  The kernel log must stay clean (selftests/vm/run).
+# the module unloads.  The kernel log must stay clean (selftests/vm/run.sh).
 #
 # Output is TAP 13 with the plan line last; exit status 0 only if all
 # pass.

@@ -5,7 +5,7 @@
 # (selftests/fuzz-verbs/fuzz_verbs.c) against kiwi, run inside the test
 # guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/fuzz-verbs.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/fuzz-verbs.sh
 #
 # kiwi is loaded with RFC 7306 immediate data and atomics on (so those
 # paths are fuzzed too), and the standard pair is set up: kiwi0 on kv0
@@ -31,7 +31,7 @@
 #                 loaded (within 30 s), and nothing kiwi's code allocated
 #                 still allocated (lib.sh kiwi_leak_check)
 #   dmesg_clean   the guest's kernel log has no report
-#                 (selftests/vm/check-dmesg)
+#                 (selftests/vm/check-dmesg.sh)
 #
 # Replay a run: KIWI_FUZZ_SEED=S KIWI_FUZZ_MINUTES=1 with the seed its
 # line names (the client's seed is S + 1000003).  Environment:
@@ -188,7 +188,7 @@ else
 fi
 
 dmesg >"$TMPD/dmesg"
-if "$ROOT/selftests/vm/check-dmesg" "$TMPD/dmesg" >"$TMPD/dm" 2>&1; then
+if "$ROOT/selftests/vm/check-dmesg.sh" "$TMPD/dmesg" >"$TMPD/dm" 2>&1; then
 	ok "dmesg_clean: no kernel report in $n fuzz runs (seeds $SEED..$((SEED + n - 1)))"
 else
 	notok "dmesg_clean: kernel report during the fuzz runs (seeds $SEED..$((SEED + n - 1)))"

@@ -4,8 +4,8 @@
 # selftests/guest/interop.sh -- kiwi against Linux's siw, run inside the
 # test guest with both modules available:
 #
-#	scripts/build-siw
-#	selftests/vm/run --module kmod/kiwi.ko --module build/siw/siw.ko -- \
+#	scripts/build-siw.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko --module build/siw/siw.ko -- \
 #		selftests/guest/interop.sh
 #
 # Two namespaces, two veth pairs:

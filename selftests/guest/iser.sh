@@ -4,7 +4,7 @@
 # selftests/guest/iser.sh -- iSCSI Extensions for RDMA through kiwi, run
 # inside the test guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/iser.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/iser.sh
 #
 # Target: LIO (target_core_mod, iscsi_target_mod) with ib_isert, set up
 # through configfs (what targetcli writes; targetcli-fb itself fails in

@@ -4,7 +4,7 @@
 # selftests/guest/kernel-ulp.sh -- in-kernel RDMA consumers over kiwi, run
 # inside the test guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/kernel-ulp.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/kernel-ulp.sh
 #
 # NVMe over Fabrics, RDMA transport: the kernel's NVMe target (nvmet-rdma,
 # a memory-backed null_blk namespace) and host (nvme-rdma) talk through

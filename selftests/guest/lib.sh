@@ -386,7 +386,7 @@ perf_retry_reason() {
 # perf_run_retry NAME SRVDEV CLIDEV SRVADDR ITERS TOOL ARGS...: perf_run,
 # repeated (three runs in all) only when perf_retry_reason excuses the
 # failed run; each repetition is a "# RETRY NAME -- reason" line, which
-# selftests/check counts in its summary.
+# selftests/check.sh counts in its summary.
 perf_run_retry() {
 	local name=$1 try why
 	shift

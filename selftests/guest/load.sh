@@ -4,7 +4,7 @@
 # selftests/guest/load.sh -- many connections at once, run inside the
 # test guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/load.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/load.sh
 #
 # kiwi is loaded with max_qp=$N (default 1000) per device.  kiwi1 (kwb)
 # runs two `manyqp` servers, kiwi0 (kwa) four clients; together they hold

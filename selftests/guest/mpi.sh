@@ -4,7 +4,7 @@
 # selftests/guest/mpi.sh -- Open MPI (Debian's openmpi-bin 4.1) over
 # kiwi, run inside the test guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/mpi.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/mpi.sh
 #
 # Two ranks, one in namespace kwa (kiwi0 on kv0, 10.91.0.1) and one in
 # kwb (kiwi1 on kv1, 10.91.0.2), each namespace with a UTS namespace of

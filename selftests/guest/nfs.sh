@@ -4,7 +4,7 @@
 # selftests/guest/nfs.sh -- NFS over RDMA between two kiwi devices in two
 # network namespaces, run inside the test guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/nfs.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/nfs.sh
 #
 # A veth pair: nv0 (initial namespace, 10.98.0.1) with kiwi0, nv1
 # (namespace kwb, 10.98.0.2) with kiwi1.  The kernel's NFS server (nfsd

@@ -4,7 +4,7 @@
 # selftests/guest/packages.sh -- kiwi installed from its Debian packages
 # (`make deb`) in the test guest, as an administrator would, then removed:
 #
-#	selftests/vm/run -- selftests/guest/packages.sh      (no --module)
+#	selftests/vm/run.sh -- selftests/guest/packages.sh      (no --module)
 #
 # with KIWI_DEB_DIR naming the directory of kiwi-dkms_*_all.deb and
 # libkiwi-rdmav34_*.deb.  The guest's root is the host's under a tmpfs
@@ -164,7 +164,7 @@ later_kernel() {
 	local k=$KIWI_DEB_LATER
 	[ -L "/lib/modules/$k/build.kiwi-hidden" ] &&
 		mv "/lib/modules/$k/build.kiwi-hidden" "/lib/modules/$k/build"
-	# Headers unpacked into the cache (scripts/guest-kernel), not
+	# Headers unpacked into the cache (scripts/guest-kernel.sh), not
 	# installed: what linux-headers-VER would link.
 	if [ ! -e "/lib/modules/$k/build" ] && [ -n "${KIWI_DEB_LATER_HDR:-}" ]; then
 		mkdir -p "/lib/modules/$k" &&

@@ -2,14 +2,14 @@
 # shellcheck shell=bash
 #
 # selftests/guest/pairlib.sh -- helpers of the two-guest scripts, run by
-# selftests/vm/pair in both guests.  Sourced after lib.sh, not run.
+# selftests/vm/pair.sh in both guests.  Sourced after lib.sh, not run.
 #
 # The guest's role is $KIWI_PAIR_ROLE (a or b); $KIWI_PAIR_DIR is a host
 # directory both guests mount over 9p, for meeting and for asking the
-# host (vm/pair) to kill or boot a guest or to take a link down.  The
+# host (vm/pair.sh) to kill or boot a guest or to take a link down.  The
 # link is eth0: 10.93.0.1 is a's, 10.93.0.2 b's.
 
-ROLE=${KIWI_PAIR_ROLE:?run by selftests/vm/pair}
+ROLE=${KIWI_PAIR_ROLE:?run by selftests/vm/pair.sh}
 PBOOT=${KIWI_PAIR_BOOT:-1}
 PD=/run/kiwi-pair
 ME_IP=10.93.0.1 PEER_IP=10.93.0.2 PEER=b
@@ -38,7 +38,7 @@ pair_get() {
 	return 1
 }
 
-# host_do REQUEST [SECS]: ask vm/pair ("kill b", "boot b", "link a off",
+# host_do REQUEST [SECS]: ask vm/pair.sh ("kill b", "boot b", "link a off",
 # ...) and wait for its answer (default 60 s); 0 if it says done.
 host_do() {
 	local n ans i

@@ -248,7 +248,7 @@ run_recipe() {
 # A recipe lost to perftest's clock calibration (under TCG its cycle
 # counter sampling can fail: "Correlation coefficient r^2 < 0.9", "Can't
 # produce a report") runs once more, said in a "recipe: RETRY" line that
-# packages.sh hands to selftests/check's count; any other failure stands.
+# packages.sh hands to selftests/check.sh's count; any other failure stands.
 while read -r name env <&3; do
 	run_recipe "$name" "$env" 2>&1 | tee "$W/out"
 	[ "${PIPESTATUS[0]}" -eq 0 ] && continue

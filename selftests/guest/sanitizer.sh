@@ -2,22 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # selftests/guest/sanitizer.sh -- runs one guest suite on the sanitizer
-# kernel (scripts/build-sanitizer-kernel; booted by the sanitizer phase of
-# selftests/check with selftests/vm/run --kernel), then asks kmemleak for
+# kernel (scripts/build-sanitizer-kernel.sh; booted by the sanitizer phase of
+# selftests/check.sh with selftests/vm/run.sh --kernel), then asks kmemleak for
 # what the suite leaked.
 #
-#   KIWI_SAN_SUITE=abuse.sh selftests/vm/run --kernel DIR ... -- \
+#   KIWI_SAN_SUITE=abuse.sh selftests/vm/run.sh --kernel DIR ... -- \
 #       selftests/guest/sanitizer.sh
 #
 # KIWI_SAN_SUITE names a script in selftests/guest/.  Its TAP output and
 # exit status pass through unchanged.  KASAN, UBSAN, lockdep, sleeping in
 # atomic context and hung tasks report into the kernel log by themselves,
-# where selftests/vm/check-dmesg finds them after the run.  kmemleak only
+# where selftests/vm/check-dmesg.sh finds them after the run.  kmemleak only
 # reports when asked: the objects that exist before the suite are marked
 # known ("clear"), and after it (kiwi unloaded or idle) two scans list what
 # became unreferenced.  Those reports are copied into the kernel log, as
 # "unreferenced object 0x..." lines with their allocation backtraces, so
-# check-dmesg fails the run on them too.  KIWI_SAN_INJECT=1 writes a fake
+# check-dmesg.sh fails the run on them too.  KIWI_SAN_INJECT=1 writes a fake
 # KASAN report after the suite: the phase must then fail (its self-test).
 set -u
 
@@ -65,7 +65,7 @@ fi
 "$HERE/$suite"
 rc=$?
 
-# A self-test of the phase: a report that must fail it (check-dmesg).
+# A self-test of the phase: a report that must fail it (check-dmesg.sh).
 if [ -n "${KIWI_SAN_INJECT:-}" ]; then
 	echo "# sanitizer.sh: KIWI_SAN_INJECT: writing a fake KASAN report to the kernel log"
 	echo "<3>BUG: KASAN: slab-use-after-free in injected_by_sanitizer_sh+0x0/0x0" >/dev/kmsg
@@ -90,7 +90,7 @@ if [ -w "$KML" ]; then
 		n=$(grep -c '^unreferenced object' <<<"$leaks")
 		echo "# sanitizer.sh: kmemleak: $n unreferenced object(s) after $suite:"
 		head -n 200 <<<"$leaks" | sed 's/^/#   /'
-		# Into the kernel log for check-dmesg (and the saved dmesg).
+		# Into the kernel log for check-dmesg.sh (and the saved dmesg).
 		echo "<3>kmemleak: $n new suspected memory leaks after $suite" >/dev/kmsg
 		head -n 400 <<<"$leaks" | while IFS= read -r line; do
 			echo "<3>kmemleak: $line" >/dev/kmsg

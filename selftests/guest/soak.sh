@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
 # selftests/guest/soak.sh -- mixed traffic for a long time, memory
-# sampled every minute; run inside the test guest by scripts/soak:
+# sampled every minute; run inside the test guest by scripts/soak.sh:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/soak.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/soak.sh
 #
 # For KIWI_SOAK_MINUTES (default 30), with netem on the veth pair (0.5%
 # loss, 10% reordering with 2 ms delay), in parallel and over and over:

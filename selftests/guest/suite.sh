@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
 # selftests/guest/suite.sh -- kiwi's guest-side test driver.  Runs as root
-# inside the test guest, started by selftests/check as
+# inside the test guest, started by selftests/check.sh as
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- selftests/guest/suite.sh
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- selftests/guest/suite.sh
 #
 # and prints one TAP 13 stream on stdout: every C verbs test case, every
 # pyverbs case and every shell-level check below is one "ok N name" /
@@ -56,8 +56,8 @@ phase()     { GROUP=$1; echo "# ==== $1 ($((SECONDS - START)) s) ===="; }
 want()      { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 
 # Kernel trouble in the dmesg lines logged since a mark (the one list of
-# it: selftests/vm/check-dmesg's).
-KTROUBLE=$("$ROOT/selftests/vm/check-dmesg" --regex)
+# it: selftests/vm/check-dmesg.sh's).
+KTROUBLE=$("$ROOT/selftests/vm/check-dmesg.sh" --regex)
 dmesg_mark() { dmesg | wc -l; }
 dmesg_trouble() { dmesg | tail -n +$(($1 + 1)) | grep -E -- "$KTROUBLE"; }
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
 # selftests/guest/twohost.sh -- kiwi between two machines: run by
-# selftests/vm/pair in both guests (each its own kernel, joined by one
+# selftests/vm/pair.sh in both guests (each its own kernel, joined by one
 # virtual NIC, eth0), the same script in both roles.  b serves, a
 # connects (the rev step the other way round); each prints its own TAP.
 #
@@ -112,7 +112,7 @@
 #                 (kiwi_leak_check), in each guest still alive; in the
 #                 siw guest rdma link del siw0 and rmmod siw
 # With KIWI_PAIR_SIW (a or b) that guest runs Linux siw instead of kiwi
-# (vm/pair gives it siw.ko): only rping, perf, fwd and rev apply; imm,
+# (vm/pair.sh gives it siw.ko): only rping, perf, fwd and rev apply; imm,
 # atomic, mw, markers, fpdu, nvme, nfs, iser and kill need kiwi at both ends and are
 # refused (not ok) if asked for.  Each step's time goes to a "#" line.
 set -u

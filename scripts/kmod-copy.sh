@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/kmod-copy -- the module's sources copied out of the tree, and
-# built there against another kernel's headers: how selftests/check
-# (6.12 and sanitizer phases), selftests/check-2host (6.12) and
-# scripts/install (the DKMS sources) get a kiwi of their own.
+# scripts/kmod-copy.sh -- the module's sources copied out of the tree, and
+# built there against another kernel's headers: how selftests/check.sh
+# (6.12 and sanitizer phases), selftests/check-2host.sh (6.12) and
+# scripts/install.sh (the DKMS sources) get a kiwi of their own.
 #
-#   scripts/kmod-copy [--kconsumer] DIR                       copy only
-#   scripts/kmod-copy [--kconsumer] DIR KDIR [MAKE_ARG...]    copy, build
+#   scripts/kmod-copy.sh [--kconsumer] DIR                       copy only
+#   scripts/kmod-copy.sh [--kconsumer] DIR KDIR [MAKE_ARG...]    copy, build
 #
 # DIR is emptied first (rm -rf), then gets Kbuild, VERSION, include/ and
 # kmod/ (Kbuild, *.c, *.h; not the generated *.mod.c); with --kconsumer
@@ -22,7 +22,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 usage() {
-	echo "usage: scripts/kmod-copy [--kconsumer] DIR [KDIR [MAKE_ARG...]]" >&2
+	echo "usage: scripts/kmod-copy.sh [--kconsumer] DIR [KDIR [MAKE_ARG...]]" >&2
 	exit 2
 }
 

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/bench-guest -- the guest half of `make bench` (scripts/bench).
+# scripts/bench-guest.sh -- the guest half of `make bench` (scripts/bench.sh).
 # Runs inside the test guest, booted once:
 #
-#	selftests/vm/run --module kmod/kiwi.ko --module build/siw/siw.ko \
-#		-- scripts/bench-guest
+#	selftests/vm/run.sh --module kmod/kiwi.ko --module build/siw/siw.ko \
+#		-- scripts/bench-guest.sh
 #
 # Devices, each pair on a veth pair of its own between two namespaces:
 #   kiwi  kiwi0 (kwa, kv0 10.91.0.1) -> kiwi1 (kwb, kv1 10.91.0.2)
@@ -19,7 +19,7 @@
 #
 # A configuration sets kiwi's module parameters (crc, large_fpdu), loads
 # one build of siw (as Linux builds it, with MPA CRC required, or with
-# GSO tried: scripts/bench builds them) and names the stacks it compares.
+# GSO tried: scripts/bench.sh builds them) and names the stacks it compares.
 # For each configuration, MTU and repetition, every cell runs on every
 # stack of the configuration, the order of the stacks rotated by one per
 # repetition, so that drifts of the host hit every stack alike and every
@@ -40,7 +40,7 @@
 # stat -a -e kmem:kmalloc,kmem:kmem_cache_alloc`: slab allocations per
 # message, set-up and teardown cancelled out.
 #
-# Output: progress lines, and lines for scripts/bench starting "@bench ":
+# Output: progress lines, and lines for scripts/bench.sh starting "@bench ":
 #   @bench meta|KEY|VALUE
 #   @bench run|CONFIG|MTU|REP|CELL|STACK|STATUS|VALUE|UNIT|SECONDS|EXTRA|NOTE
 #	STATUS ok, warn (a value, but the tools complained: NOTE says what),
@@ -55,7 +55,7 @@
 #   @bench logs-begin / base64 of a tar.gz of every tool's output / logs-end
 # Exit status 0 if every run produced a value, 1 otherwise.
 #
-# Environment: see scripts/bench (KIWI_BENCH_CONFIGS, _REPS, _MTUS,
+# Environment: see scripts/bench.sh (KIWI_BENCH_CONFIGS, _REPS, _MTUS,
 # _CELLS, _DURATION, _ITERS_LAT, _RUN_TIMEOUT, _QPMEM*, _ALLOCS, _QUICK;
 # KIWI_BENCH_SIW_CRC_KO and _SIW_GSO_KO name the other siw builds).
 set -u

@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # PID 1 of the kiwi test guest, run by the host's bash after the initramfs
-# switch_roots into the overlay of the host's root (see selftests/vm/run).
+# switch_roots into the overlay of the host's root (see selftests/vm/run.sh).
 #
 # The initramfs already did the setup (mounts, /lib/modules/$KVER, hostname,
 # lo, /etc/libibverbs.d/kiwi.driver) with busybox, which is much faster than
 # host binaries over 9p.  This reads /run/kiwi/config (written by the host
-# `run`: the command, its cwd, the forwarded KIWI_* environment), runs the
+# `run.sh`: the command, its cwd, the forwarded KIWI_* environment), runs the
 # command with stdout/stderr on the second serial port (ttyS1 = the host
-# `run`'s stdout; the kernel console is ttyS0) and stdin /dev/null, then writes /run/kiwi/{exit,dmesg} and powers off.
+# `run.sh`'s stdout; the kernel console is ttyS0) and stdin /dev/null, then writes /run/kiwi/{exit,dmesg} and powers off.
 # /run/kiwi is the per-run writable 9p share (host: build/vm/run.*/out).
 
 OUT=/run/kiwi

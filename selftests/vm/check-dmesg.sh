@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# selftests/vm/check-dmesg FILE -- fail (exit 1) if a kernel log shows
+# selftests/vm/check-dmesg.sh FILE -- fail (exit 1) if a kernel log shows
 # kernel trouble: prints the first report in full (up to its "end trace" or
 # 40 lines) and then every offending line.  Exit 0 if clean, 2 on usage
-# error.  Used by selftests/vm/run on the guest's dmesg; reusable on any
+# error.  Used by selftests/vm/run.sh on the guest's dmesg; reusable on any
 # dmesg/console log.
 set -euo pipefail
 
 # The one list of what counts as kernel trouble: extended regexps, matched
-# case-sensitively.  Every kernel-log scan uses it: selftests/vm/run on the
+# case-sensitively.  Every kernel-log scan uses it: selftests/vm/run.sh on the
 # guest's dmesg and console after every boot, and the per-case scans of
 # the guest scripts (suite.sh, errors.sh, lib.sh's klog_* helpers read it
 # with --regex).  Checked against clean boots of the Debian 6.1 and 6.12

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # /init of the kiwi test guest's initramfs (busybox sh; built and cached by
-# selftests/vm/run).  Loads the modules listed in /modules.list (9p, overlay
+# selftests/vm/run.sh).  Loads the modules listed in /modules.list (9p, overlay
 # and their dependencies, in insmod order), mounts the host's root (9p tag
 # "hostroot", read-only) as the lower layer of an overlayfs whose upper layer
 # is a tmpfs, mounts the per-run writable share (tag "out") at /run/kiwi in
 # the new root, and switch_roots into the guest init named by kiwivm.init= on
-# the kernel command line (selftests/vm/guest-init, run by the host's bash).
+# the kernel command line (selftests/vm/guest-init.sh, run by the host's bash).
 B=/bin/busybox
 
 $B mount -t proc proc /proc
@@ -61,7 +61,7 @@ $B mount --move /rw /newroot/run/kiwi-rw
 
 # Guest setup that needs no host tools: done here with busybox, because
 # every exec of a host binary over 9p costs ~0.1-0.3 s under TCG.
-# /run/kiwi/vm.env (from the host `run`) sets KIWI_VM_KVER, KIWI_VM_MODDIR,
+# /run/kiwi/vm.env (from the host `run.sh`) sets KIWI_VM_KVER, KIWI_VM_MODDIR,
 # KIWI_VM_REPO.
 . /newroot/run/kiwi/vm.env || die "cannot read the run's vm.env"
 R=/newroot

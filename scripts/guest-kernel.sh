@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/guest-kernel -- the headers of a Debian 12 kernel series that
+# scripts/guest-kernel.sh -- the headers of a Debian 12 kernel series that
 # make check builds kiwi for, WITHOUT installing them: the packages are
 # downloaded (apt-get download) and unpacked (dpkg-deb -x) into the cache,
-# as selftests/vm/run does with the guest's linux-image.  Installing
+# as selftests/vm/run.sh does with the guest's linux-image.  Installing
 # linux-headers-6.12-amd64 instead would pull in linux-image-6.12 (its
 # dependency), which the host's boot loader would then boot by default.
 #
-#   scripts/guest-kernel SERIES          fetch if needed; print the headers' dir
-#   scripts/guest-kernel --path SERIES   print it only if already there
+#   scripts/guest-kernel.sh SERIES          fetch if needed; print the headers' dir
+#   scripts/guest-kernel.sh --path SERIES   print it only if already there
 #
 # SERIES is 6.12 (bookworm-security's linux-headers-6.12-amd64).  The
 # newest ABI the archive offers is used: linux-headers-VER-amd64, its
@@ -20,13 +20,13 @@
 # The last line of output is the directory to pass as `make -C`:
 # KIWI_CACHE/headers/VER/usr/src/linux-headers-VER.  Needs root to write
 # the cache, and apt lists that include bookworm-security.  The build
-# needs gcc-12 and pahole, which scripts/install-deps' test set installs.
+# needs gcc-12 and pahole, which scripts/install-deps.sh' test set installs.
 set -euo pipefail
 export LC_ALL=C
 
 path_only=
 [ "${1:-}" != --path ] || { path_only=1; shift; }
-SERIES=${1:?usage: scripts/guest-kernel [--path] SERIES (6.12)}
+SERIES=${1:?usage: scripts/guest-kernel.sh [--path] SERIES (6.12)}
 CACHE_TOP=${KIWI_CACHE:-/var/cache/kiwi}/headers
 say() { echo "guest-kernel: $*" >&2; }
 

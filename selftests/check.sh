@@ -1,18 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
-# selftests/check -- run every kiwi test; the `make check` entry point.
+# selftests/check.sh -- run every kiwi test; the `make check` entry point.
 #
 #   1. host unit tests: ctest --test-dir build (including the fuzz
 #      targets replayed over their seed corpus), the module parameters'
-#      documentation against the code (scripts/check-params) and the man
-#      pages (man --warnings), scripts/lint (make lint, as host.checkpatch,
+#      documentation against the code (scripts/check-params.py) and the man
+#      pages (man --warnings), scripts/lint.sh (make lint, as host.checkpatch,
 #      host.shellcheck, host.knobs: the KIWI_* knob list, and host.layers:
 #      the kmod files calling each other both ways are kiwi.rst's list);
 #      selftests/verdicts.sh (every guest verdict
 #      fed a broken variant that must fail it); then the fuzz targets
-#      under libFuzzer, KIWI_FUZZ_SECONDS (60) each (scripts/fuzz)
-#   2. guest suite: selftests/vm/run --module kmod/kiwi.ko --
+#      under libFuzzer, KIWI_FUZZ_SECONDS (60) each (scripts/fuzz.sh)
+#   2. guest suite: selftests/vm/run.sh --module kmod/kiwi.ko --
 #      selftests/guest/suite.sh (one QEMU boot: C verbs tests, pyverbs,
 #      shell-level link/module tests, resource limits with small module
 #      parameters, killed-process cleanup)
@@ -34,7 +34,7 @@
 #      verified data; connections beyond max_qp refused) in another
 #   5. interop with Linux siw (selftests/guest/interop.sh: rping,
 #      perftest and qperf each way): a fourth boot, with
-#      build/siw/siw.ko (scripts/build-siw; make check builds it)
+#      build/siw/siw.ko (scripts/build-siw.sh; make check builds it)
 #   6. kernel consumers (selftests/guest/kernel-ulp.sh: NVMe over RDMA
 #      through kiwi, data verified): a fifth boot; user-space middleware
 #      (selftests/guest/apps.sh: rsockets, qperf, libfabric): another;
@@ -43,18 +43,18 @@
 #      (selftests/guest/iser.sh): another; Open MPI over kiwi
 #      (selftests/guest/mpi.sh): another
 #   7. Debian 12's other kernel: kiwi built against the newest 6.12
-#      headers (scripts/guest-kernel unpacks them into /var/cache/kiwi;
+#      headers (scripts/guest-kernel.sh unpacks them into /var/cache/kiwi;
 #      never installed on the host) in
 #      build/kmod-6.12, and the data-path tests run in a guest booting
 #      that kernel, at MTU 9000 (phase 3 runs them at 1500; the MPA
 #      marker and FPDU sizing differ): a sixth boot; then two machines
-#      (selftests/check-2host, KIWI_CHECK_2HOST_RUNS, default virtio9000):
+#      (selftests/check-2host.sh, KIWI_CHECK_2HOST_RUNS, default virtio9000):
 #      a 6.1 and a 6.12 guest joined only by a QEMU virtual NIC run
 #      rping -V, perftest both ways, immediate data, atomics, windows and
 #      markers, then one guest is killed mid-transfer (the survivor's
 #      QPs must fail within the stated bound, nothing left) and booted
 #      again (about 3 min)
-#   8. Debian packages: scripts/deb (make deb: dpkg-buildpackage, lintian
+#   8. Debian packages: scripts/deb.sh (make deb: dpkg-buildpackage, lintian
 #      clean) into build/deb, then selftests/guest/packages.sh in a 6.1
 #      guest without the build tree's module: apt-get install of both
 #      packages (DKMS builds kiwi in the guest for 6.1; for 6.12 as a
@@ -65,7 +65,7 @@
 #      recipes, apt-get remove and purge leave nothing
 #   sanitizer: Debian's linux-source-6.1 with KASAN, lockdep, UBSAN,
 #      kmemleak and DEBUG_ATOMIC_SLEEP (selftests/vm/sanitizer.config;
-#      scripts/build-sanitizer-kernel builds it once per machine into
+#      scripts/build-sanitizer-kernel.sh builds it once per machine into
 #      /var/cache/kiwi), kiwi built against it (build/kmod-sanitizer), and
 #      abuse.sh, errors.sh, datapath.sh, faults.sh (and fuzz-verbs.sh when
 #      it exists) each in a boot of it via selftests/guest/sanitizer.sh;
@@ -110,10 +110,10 @@
 #                       errors datapath faults fuzz-verbs")
 #   KIWI_CHECK_SAN_TIMEOUT its timeout per boot (default 2400)
 #   KIWI_SAN_KERNEL     use this kernel directory (laid out like
-#                       scripts/build-sanitizer-kernel's) instead of building
+#                       scripts/build-sanitizer-kernel.sh's) instead of building
 #   KIWI_CHECK_K612_MTU the MTU of phase 7's data-path tests (9000)
 #   KIWI_CHECK_2HOST_RUNS  phase 7's two-guest configurations (default
-#                       virtio9000; see selftests/check-2host)
+#                       virtio9000; see selftests/check-2host.sh)
 #   KIWI_SUITE_DRIVER   rxe: run the guest suite on soft-RoCE instead
 #                       (validates the suite; kiwi-specific checks fail)
 #   KIWI_SUITE_ONLY     subset of guest groups (see suite.sh)
@@ -192,15 +192,15 @@ host_phase() {
 	version_order
 }
 
-# scripts/lint (make lint), one result per check, a failure naming the
+# scripts/lint.sh (make lint), one result per check, a failure naming the
 # first findings (all of them in lint.log).
 lint_check() {
 	local log=$LOGS/lint.log c n
-	"$ROOT/scripts/lint" >"$log" 2>&1
+	"$ROOT/scripts/lint.sh" >"$log" 2>&1
 	for c in checkpatch shellcheck knobs layers; do
 		n=$(grep -c "^$c: " "$log")
 		if ! grep -q '^lint: ' "$log"; then
-			record FAIL "host.$c" "scripts/lint ended without its summary (see $log)"
+			record FAIL "host.$c" "scripts/lint.sh ended without its summary (see $log)"
 		elif [ "$n" -eq 0 ]; then
 			record PASS "host.$c"
 		else
@@ -209,17 +209,17 @@ lint_check() {
 	done
 }
 
-# Package versions from scripts/version order as commits do: in a
+# Package versions from scripts/version.sh order as commits do: in a
 # throw-away clone, a commit made after HEAD must give a version dpkg
 # sorts above HEAD's (apt then upgrades one build to the next).
 version_order() {
 	local d v1 v2
 	d=$(mktemp -d) || return
 	if git clone -q --no-hardlinks "$ROOT" "$d/t" 2>/dev/null &&
-	   v1=$("$d/t/scripts/version") &&
+	   v1=$("$d/t/scripts/version.sh") &&
 	   git -C "$d/t" -c user.name=kiwi-check -c user.email=check@kiwi.invalid \
 		commit -q --allow-empty -m "version order check" &&
-	   v2=$("$d/t/scripts/version") &&
+	   v2=$("$d/t/scripts/version.sh") &&
 	   dpkg --compare-versions "$v2" gt "$v1"; then
 		record PASS host.version_order "$v1 < $v2 (dpkg --compare-versions)"
 	else
@@ -229,10 +229,10 @@ version_order() {
 }
 
 # The documents against the code: module parameters (kiwi.4, kiwi.rst,
-# MODULE_PARM_DESC; scripts/check-params) and the packaged man pages.
+# MODULE_PARM_DESC; scripts/check-params.py) and the packaged man pages.
 docs_check() {
 	local out m
-	if out=$("$ROOT/scripts/check-params" 2>&1); then
+	if out=$("$ROOT/scripts/check-params.py" 2>&1); then
 		record PASS docs.params "$(tail -n1 <<<"$out")"
 	else
 		record FAIL docs.params "$(grep -v FAIL <<<"$out" | head -n3 | tr '\n' ' ')"
@@ -269,11 +269,11 @@ verdicts_phase() {
 # runs SCRIPT there and records its TAP results as PREFIX.<name>, plus
 # PREFIX.run_finished, PREFIX.suite_complete and PREFIX.dmesg_clean for the
 # run itself.
-# A harness fault (vm/run exit 126) -- a boot that died or hung before its
+# A harness fault (vm/run.sh exit 126) -- a boot that died or hung before its
 # command started, or a guest kernel that trapped on an int3 its text no
-# longer holds (the emulator's doing: vm/emulator-fault) -- says nothing of
+# longer holds (the emulator's doing: vm/emulator-fault.sh) -- says nothing of
 # kiwi: reported as such (HARNESS lines in the summary, which do not count
-# as results, with vm/run's evidence), its logs kept, and the phase run
+# as results, with vm/run.sh's evidence), its logs kept, and the phase run
 # once more; the faulted run's results are set aside, not counted.
 guest_run() {
 	local try
@@ -285,7 +285,7 @@ guest_run() {
 		cp "$LOGS/$1-vm.log" "$LOGS/$1-vm-harness-$try.log"
 		cp "$LOGS/$1.log" "$LOGS/$1-harness-$try.log" 2>/dev/null || true
 	done
-	record FAIL "$1.harness" "two harness faults in a row (vm/run exit 126): the phase's tests did not run to an end"
+	record FAIL "$1.harness" "two harness faults in a row (vm/run.sh exit 126): the phase's tests did not run to an end"
 }
 
 guest_run_once() {
@@ -309,7 +309,7 @@ guest_run_once() {
 	env ${GUEST_KVER:+KVER="$GUEST_KVER"} \
 	KIWI_SELFTEST_BIN="${KIWI_SELFTEST_BIN:-$BUILD/selftests}" \
 	KIWI_SUITE_DRIVER="$DRIVER" \
-		"$ROOT/selftests/vm/run" "${args[@]}" -- "$script" \
+		"$ROOT/selftests/vm/run.sh" "${args[@]}" -- "$script" \
 		2>"$vmlog" | tr -d '\r' | tee "$out" |
 		while IFS= read -r line; do
 			case "$line" in
@@ -347,7 +347,7 @@ guest_run_once() {
 		esac
 	done <"$out"
 
-	# The run itself.  The scripts exit 0 or 1; vm/run: 1 also for kernel
+	# The run itself.  The scripts exit 0 or 1; vm/run.sh: 1 also for kernel
 	# trouble in dmesg, 124 timeout, 125 guest died, else the runner failed.
 	case $rc in
 	0|1) record PASS "$pfx.run_finished" ;;
@@ -374,12 +374,12 @@ guest_run_once() {
 	say "$pfx done: $n results, run exit $rc (logs: $out, $dm)"
 }
 
-# vm/run's own exit codes (124-126: timeout, guest death, harness fault)
+# vm/run.sh's own exit codes (124-126: timeout, guest death, harness fault)
 # never come from the command: one guest boot whose command exits 126 must
 # end in 1, not in the harness fault that guest_run would rerun.
 harness_codes() {
 	local rc=0
-	"$ROOT/selftests/vm/run" --quiet --timeout 120 -- sh -c 'exit 126' \
+	"$ROOT/selftests/vm/run.sh" --quiet --timeout 120 -- sh -c 'exit 126' \
 		>"$LOGS/harness-codes.log" 2>&1 || rc=$?
 	if [ "$rc" = 1 ] && grep -q "the command itself exited 126" "$LOGS/harness-codes.log"; then
 		record PASS guest.harness_codes "a command's own exit 126 is reported as 1, not as a harness fault"
@@ -387,12 +387,12 @@ harness_codes() {
 		record FAIL guest.harness_codes "a command's own exit 126 came back as $rc (log: $LOGS/harness-codes.log)"
 	fi
 	# A guest kernel's int3 trap at text that holds a NOP (the emulator's
-	# fault, vm/emulator-fault) makes the run a harness fault, whenever it
+	# fault, vm/emulator-fault.sh) makes the run a harness fault, whenever it
 	# comes.  The trap's report is written to the kernel log by the command
 	# here, as the console would show it (selftests/verdicts.sh has the
 	# cases that must not match).
 	rc=0
-	"$ROOT/selftests/vm/run" --quiet --timeout 120 -- sh -c '
+	"$ROOT/selftests/vm/run.sh" --quiet --timeout 120 -- sh -c '
 		for l in "Oops: int3: 0000 [#1] PREEMPT SMP NOPTI" \
 			"RIP: 0010:enqueue_timer+0x1c/0x90" \
 			"Code: 48 89 e5 41 55 41 54 53 48 83 ec 18 65 48 8b 05 2d 14 5b 68 31 c0 66 <90> 48 8b 05 c8" \
@@ -415,8 +415,8 @@ guest_phase() {
 		if [ -f "$so" ]; then record PASS guest.provider_built
 		else record FAIL guest.provider_built "$so missing (make provider)"; say "$so missing"; fi
 	fi
-	if [ ! -x "$ROOT/selftests/vm/run" ]; then
-		record FAIL guest.vm_runner_present "selftests/vm/run missing"
+	if [ ! -x "$ROOT/selftests/vm/run.sh" ]; then
+		record FAIL guest.vm_runner_present "selftests/vm/run.sh missing"
 		return
 	fi
 	harness_codes
@@ -508,22 +508,22 @@ guest_phase() {
 # The module built against Debian 12's 6.12 kernel (bookworm-security's
 # linux-headers-6.12-amd64) in a copy of its sources, and the data-path
 # tests in a guest booting that kernel.
-# The 6.12 headers: unpacked into the cache by scripts/guest-kernel (make
+# The 6.12 headers: unpacked into the cache by scripts/guest-kernel.sh (make
 # deps does it; fetched here if missing), never installed on the host.
 k612_headers() {
-	"$ROOT/scripts/guest-kernel" 6.12 2>"$LOGS/k612-headers.log" | tail -n1
+	"$ROOT/scripts/guest-kernel.sh" 6.12 2>"$LOGS/k612-headers.log" | tail -n1
 }
 k612_phase() {
 	local hdr kver dir=$BUILD/kmod-6.12 blog=$LOGS/k612-build.log
 
 	hdr=$(k612_headers)
 	if [ -z "$hdr" ]; then
-		record FAIL k612.headers "no 6.12 headers (scripts/guest-kernel 6.12 failed; see $LOGS/k612-headers.log)"
+		record FAIL k612.headers "no 6.12 headers (scripts/guest-kernel.sh 6.12 failed; see $LOGS/k612-headers.log)"
 		return
 	fi
 	kver=${hdr##*/linux-headers-}
 	say "phase 7/8: kiwi for Linux $kver (build/kmod-6.12)"
-	if ! "$ROOT/scripts/kmod-copy" "$dir" "$hdr" W=1 >"$blog" 2>&1; then
+	if ! "$ROOT/scripts/kmod-copy.sh" "$dir" "$hdr" W=1 >"$blog" 2>&1; then
 		record FAIL k612.build "$(grep -m3 -E 'error|Error' "$blog" | tr '\n' ' ' | cut -c1-200)"
 		return
 	fi
@@ -539,7 +539,7 @@ k612_phase() {
 }
 
 # --------------------------------------------------------- twohost --
-# Two machines (selftests/check-2host): two guests joined only by a QEMU
+# Two machines (selftests/check-2host.sh): two guests joined only by a QEMU
 # virtual NIC, Debian's 6.1 kernel in one and 6.12 in the other.  make
 # check runs one configuration (KIWI_CHECK_2HOST_RUNS, default
 # virtio9000: rping -V, perftest both ways, immediate data, atomics,
@@ -553,7 +553,7 @@ twohost_phase() {
 	say "phase 7/8: two guests over a virtual NIC ($runs; log $log)"
 	[ -f "$k612/kmod/kiwi.ko" ] && ! skipped_phase k612 || k612=
 	KIWI_2HOST_RUNS=$runs KIWI_2HOST_K612DIR=$k612 \
-		"$ROOT/selftests/check-2host" >"$log" 2>&1
+		"$ROOT/selftests/check-2host.sh" >"$log" 2>&1
 	while IFS=$'\t' read -r st name detail; do
 		record "$st" "twohost.$name" "$detail"
 	done <"$BUILD/check-2host/results.txt"
@@ -564,7 +564,7 @@ twohost_phase() {
 
 # ------------------------------------------------------- sanitizer --
 # Debian's linux-source-6.1 built with KASAN, lockdep, UBSAN, kmemleak and
-# DEBUG_ATOMIC_SLEEP (scripts/build-sanitizer-kernel, cached under
+# DEBUG_ATOMIC_SLEEP (scripts/build-sanitizer-kernel.sh, cached under
 # /var/cache/kiwi: built once per machine), kiwi and the test kernel
 # consumer built against it (build/kmod-sanitizer), and the hostile-peer,
 # error, data-path and fault suites (and the verbs fuzzer, once it exists)
@@ -575,21 +575,21 @@ sanitizer_phase() {
 	local kdir dir=$BUILD/kmod-sanitizer klog=$LOGS/sanitizer-kernel.log
 	local blog=$LOGS/sanitizer-build.log t=$SECONDS suite extra tmo
 
-	say "phase sanitizer: KASAN/lockdep/UBSAN/kmemleak kernel (scripts/build-sanitizer-kernel; log $klog)"
+	say "phase sanitizer: KASAN/lockdep/UBSAN/kmemleak kernel (scripts/build-sanitizer-kernel.sh; log $klog)"
 	# KIWI_SAN_KERNEL: a directory laid out like the script's (a kernel
 	# built elsewhere, or a stand-in for testing the phase itself).
 	if [ -n "${KIWI_SAN_KERNEL:-}" ]; then
 		kdir=$KIWI_SAN_KERNEL
 		echo "KIWI_SAN_KERNEL=$kdir: not building" >"$klog"
 	else
-		kdir=$("$ROOT/scripts/build-sanitizer-kernel" 2>"$klog" | tail -n1)
+		kdir=$("$ROOT/scripts/build-sanitizer-kernel.sh" 2>"$klog" | tail -n1)
 	fi
 	if [ -z "$kdir" ] || [ ! -e "$kdir/.done" ]; then
 		record FAIL sanitizer.kernel "$(tail -n 3 "$klog" | tr '\n' ' ' | cut -c1-200)"
 		return
 	fi
 	record PASS sanitizer.kernel "$(basename "$kdir"), $((SECONDS - t)) s here, built in $(cat "$kdir/time") s"
-	if ! "$ROOT/scripts/kmod-copy" --kconsumer "$dir" "$kdir/build" >"$blog" 2>&1; then
+	if ! "$ROOT/scripts/kmod-copy.sh" --kconsumer "$dir" "$kdir/build" >"$blog" 2>&1; then
 		record FAIL sanitizer.build "$(grep -m3 -E 'error|Error' "$blog" | tr '\n' ' ' | cut -c1-200)"
 		return
 	fi
@@ -613,14 +613,14 @@ sanitizer_phase() {
 }
 
 # ------------------------------------------------------------- 8. deb --
-# kiwi's Debian packages built (scripts/deb: lintian clean), then
+# kiwi's Debian packages built (scripts/deb.sh: lintian clean), then
 # installed, used and removed in a 6.1 guest (and a 6.12 one with
 # KIWI_CHECK_DEB_BOTH=1; selftests/guest/packages.sh), the guest's kiwi
 # coming only from them.
 deb_phase() {
 	local dir=$BUILD/deb log=$LOGS/deb-build.log rc hdr kver k61 later later_hdr what
 	say "phase 8/8: Debian packages (make deb), installed in guests"
-	"$ROOT/scripts/deb" "$dir" >"$log" 2>&1
+	"$ROOT/scripts/deb.sh" "$dir" >"$log" 2>&1
 	rc=$?
 	if ls "$dir"/kiwi-dkms_*_all.deb "$dir"/libkiwi-rdmav34_*.deb >/dev/null 2>&1; then
 		record PASS deb.build "$(cd "$dir" && ls kiwi-dkms_*.deb libkiwi-rdmav34_[0-9]*.deb | tr '\n' ' ')"
@@ -640,13 +640,13 @@ deb_phase() {
 	# install (5-7 minutes under TCG), then the installed kiwi-selftest,
 	# kiwi-link@.service and kiwi-diag are exercised.  A DKMS build for
 	# 6.12 as a kernel installed later costs as much again: only with
-	# KIWI_CHECK_DEB_LATER=1 (its headers: scripts/guest-kernel's copy).
+	# KIWI_CHECK_DEB_LATER=1 (its headers: scripts/guest-kernel.sh's copy).
 	# The mirror image (booting 6.12, 6.1 installed later) runs only with
 	# KIWI_CHECK_DEB_BOTH=1.
 	later='' later_hdr='' what=''
 	if [ "${KIWI_CHECK_DEB_LATER:-0}" = 1 ] || [ "${KIWI_CHECK_DEB_BOTH:-0}" = 1 ]; then
 		later_hdr=$(k612_headers)
-		[ -n "$later_hdr" ] || { record FAIL deb.headers612 "no 6.12 headers (scripts/guest-kernel 6.12)"; return; }
+		[ -n "$later_hdr" ] || { record FAIL deb.headers612 "no 6.12 headers (scripts/guest-kernel.sh 6.12)"; return; }
 		later=${later_hdr##*/linux-headers-}
 		what=" (and DKMS for $later installed later)"
 	fi
@@ -664,12 +664,12 @@ deb_phase() {
 }
 
 # ------------------------------------------------------------- fuzz --
-# The wire parsers under libFuzzer (scripts/fuzz), KIWI_FUZZ_SECONDS each
+# The wire parsers under libFuzzer (scripts/fuzz.sh), KIWI_FUZZ_SECONDS each
 # (default 60), one per CPU at a time.
 fuzz_phase() {
 	local log=$LOGS/fuzz.log line
 	say "phase fuzz: libFuzzer targets, ${KIWI_FUZZ_SECONDS:-60} s each"
-	"$ROOT/scripts/fuzz" >"$log" 2>&1
+	"$ROOT/scripts/fuzz.sh" >"$log" 2>&1
 	while IFS= read -r line; do
 		case "$line" in
 		"PASS "*) line=${line#PASS }; record PASS "fuzz.${line%%:*}" "${line#*: }" ;;
@@ -706,4 +706,4 @@ if skipped_phase guest; then
 		skipped_phase $p
 	done
 fi
-"$ROOT/selftests/summary" "$RESULTS" $((SECONDS - T0))
+"$ROOT/selftests/summary.sh" "$RESULTS" $((SECONDS - T0))

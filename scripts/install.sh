@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/install -- `make install` / `make uninstall`: kiwi on this
+# scripts/install.sh -- `make install` / `make uninstall`: kiwi on this
 # machine, the module through DKMS, the provider next to rdma-core's.
 #
-#   scripts/install install     (after `make`)
-#   scripts/install uninstall
+#   scripts/install.sh install     (after `make`)
+#   scripts/install.sh uninstall
 #
 # install: copies the module sources (Kbuild, VERSION, include/, kmod/;
-# scripts/kmod-copy) to /usr/src/kiwi-VERSION (VERSION: scripts/version)
+# scripts/kmod-copy.sh) to /usr/src/kiwi-VERSION (VERSION: scripts/version.sh)
 # with dkms.conf, then
 # `dkms add`, `dkms build` and `dkms install` for KIWI_KVER (default: the
 # running kernel; its headers, linux-headers-KVER, must be installed:
@@ -29,7 +29,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
-VERSION=$("$ROOT/scripts/version")
+VERSION=$("$ROOT/scripts/version.sh")
 KVER=${KIWI_KVER:-$(uname -r)}
 SRC=/usr/src/kiwi-$VERSION
 say() { echo "install: $*"; }
@@ -56,7 +56,7 @@ registered() { dkms status -m kiwi -v "$VERSION" 2>/dev/null || true; }
 case "${1:-}" in
 install)
 	[ "$(id -u)" -eq 0 ] || { echo "install: needs root (sudo make install)" >&2; exit 1; }
-	command -v dkms >/dev/null || "$ROOT/scripts/install-deps" dkms
+	command -v dkms >/dev/null || "$ROOT/scripts/install-deps.sh" dkms
 	[ -e "/lib/modules/$KVER/build" ] || {
 		echo "install: no headers for kernel $KVER: apt install linux-headers-$KVER" >&2
 		exit 1
@@ -65,7 +65,7 @@ install)
 		say "replacing the registered kiwi $VERSION"
 		dkms remove -m kiwi -v "$VERSION" --all >/dev/null
 	fi
-	"$ROOT/scripts/kmod-copy" "$SRC"
+	"$ROOT/scripts/kmod-copy.sh" "$SRC"
 	sed "s/#MODULE_VERSION#/$VERSION/" "$ROOT/dkms.conf" >"$SRC/dkms.conf"
 	say "DKMS: kiwi $VERSION in $SRC, building for $KVER"
 	dkms add -m kiwi -v "$VERSION"
@@ -97,7 +97,7 @@ uninstall)
 	say "kiwi $VERSION removed"
 	;;
 *)
-	echo "usage: scripts/install install|uninstall" >&2
+	echo "usage: scripts/install.sh install|uninstall" >&2
 	exit 2
 	;;
 esac

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/demo -- show kiwi working, end to end, in a throw-away test guest.
+# scripts/demo.sh -- show kiwi working, end to end, in a throw-away test guest.
 # Run by `make demo` (after `make deps all`); can be run directly once
 # kmod/kiwi.ko and build/provider/libkiwi-rdmav34.so are built.
 #
-# Boots Debian's 6.1 kernel once in QEMU (selftests/vm/run) and runs
-# scripts/demo-guest there: modprobe kiwi, module parameters, a veth pair
+# Boots Debian's 6.1 kernel once in QEMU (selftests/vm/run.sh) and runs
+# scripts/demo-guest.sh there: modprobe kiwi, module parameters, a veth pair
 # kv0/kv1 (10.91.0.1/24, 10.91.0.2/24) in namespaces kiwi-a/kiwi-b, RDMA
 # devices kiwi0/kiwi1 on them (rdma link add), rdma link, ibv_devices,
 # ibv_devinfo, the user-space provider, a pyverbs smoke test, teardown.
@@ -29,8 +29,8 @@ LOGDIR=$BUILD/demo
 TIMEOUT=${KIWI_DEMO_TIMEOUT:-600}
 KO=$ROOT/kmod/kiwi.ko
 SO=$BUILD/provider/libkiwi-rdmav34.so
-GUEST=$ROOT/scripts/demo-guest
-VMRUN=$ROOT/selftests/vm/run
+GUEST=$ROOT/scripts/demo-guest.sh
+VMRUN=$ROOT/selftests/vm/run.sh
 
 case "${1:-}" in
 "") ;;
@@ -114,7 +114,7 @@ BUILD_OK=$ok
 
 # ------------------------------------------------- 2. guest + steps --
 header "Boot the test guest (QEMU/TCG, Debian $kver)"
-echo "    \$ selftests/vm/run --quiet --module kmod/kiwi.ko --timeout $TIMEOUT -- scripts/demo-guest"
+echo "    \$ selftests/vm/run.sh --quiet --module kmod/kiwi.ko --timeout $TIMEOUT -- scripts/demo-guest.sh"
 echo "    (the guest sees this tree read-only; everything in it is ~20x slower than on the host)"
 BOOT_STEP=$NSTEP
 BOOT_T0=$EPOCHREALTIME
@@ -129,7 +129,7 @@ if [ "$BUILD_OK" = 1 ]; then
 		case "$line" in "@kiwi-demo rc "*) run_rc=${line#@kiwi-demo rc }; continue ;; esac
 		if [ $booted = 0 ]; then
 			booted=1
-			result PASS "$(since "$BOOT_T0")" "guest up, running scripts/demo-guest"
+			result PASS "$(since "$BOOT_T0")" "guest up, running scripts/demo-guest.sh"
 		fi
 		case "$line" in
 		"@kiwi-demo begin "*)
@@ -175,17 +175,17 @@ else
 	124) result FAIL "$(since "$BOOT_T0")" "guest timed out after ${TIMEOUT} s (KIWI_DEMO_TIMEOUT)" ;;
 	125) result FAIL "$(since "$BOOT_T0")" "guest died; see build/vm/console-last.log" ;;
 	*)	if [ $done = 1 ]; then
-			echo "    all ${#GSTEPS[@]} guest steps reported; selftests/vm/run exit status $run_rc"
+			echo "    all ${#GSTEPS[@]} guest steps reported; selftests/vm/run.sh exit status $run_rc"
 			result PASS "$(since "$BOOT_T0")" "whole guest run"
 		else
-			result FAIL "$(since "$BOOT_T0")" "selftests/vm/run exit status ${run_rc:-?} before all steps ran"
+			result FAIL "$(since "$BOOT_T0")" "selftests/vm/run.sh exit status ${run_rc:-?} before all steps ran"
 			sed -e 's/^/    /' "$VMERR" | grep -v '^    vm:' | head -20
 		fi ;;
 	esac
 fi
 
 # ---------------------------------------------------- guest dmesg --
-header "Guest dmesg clean (check-dmesg: no WARNING, BUG, Oops, ...)"
+header "Guest dmesg clean (check-dmesg.sh: no WARNING, BUG, Oops, ...)"
 if [ "$BUILD_OK" != 1 ] || [ ! -s "$DMESG" ]; then
 	if [ "$BUILD_OK" != 1 ]; then result "NOT RUN" - "no build"
 	else result FAIL 0.0 "no guest dmesg saved ($DMESG)"; fi
@@ -195,8 +195,8 @@ else
 	esac
 	echo "    kiwi's messages in the guest's dmesg (${DMESG#"$ROOT"/}):"
 	grep -E '\] kiwi[0-9]*: ' "$DMESG" | sed -e 's/^/      /' | grep . || echo "      (none)"
-	if out=$("$ROOT/selftests/vm/check-dmesg" "$DMESG" 2>&1); then
-		echo "    \$ selftests/vm/check-dmesg ${DMESG#"$ROOT"/}: clean"
+	if out=$("$ROOT/selftests/vm/check-dmesg.sh" "$DMESG" 2>&1); then
+		echo "    \$ selftests/vm/check-dmesg.sh ${DMESG#"$ROOT"/}: clean"
 		result PASS "$(since "$STEP_T0")" "dmesg clean"
 	else
 		printf '%s\n' "$out" | head -60 | sed -e 's/^/      /'

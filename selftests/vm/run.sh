@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# selftests/vm/run -- run one command in a throw-away QEMU guest that boots
+# selftests/vm/run.sh -- run one command in a throw-away QEMU guest that boots
 # Debian's own kernel (the one matching the installed linux-headers) and
 # sees the host's root file system read-only (writes go to a tmpfs overlay).
 #
-#   selftests/vm/run [options] -- <command> [args...]
+#   selftests/vm/run.sh [options] -- <command> [args...]
 #     --module FILE   (repeatable) an extra .ko, loadable in the guest with
 #                     `modprobe <name>` (installed under
 #                     /lib/modules/$KVER/updates/, depmod'ed on the host)
@@ -21,7 +21,7 @@
 #                     owner tracking saves a stack trace per allocation)
 #     --append ARGS   more guest kernel command line (word-split)
 #     --kernel DIR    boot a kernel built from source instead of Debian's:
-#                     DIR as made by scripts/build-sanitizer-kernel
+#                     DIR as made by scripts/build-sanitizer-kernel.sh
 #                     (DIR/release, DIR/root/boot/vmlinuz-R and its
 #                     modules in DIR/root/lib/modules/R); also
 #                     KIWI_VM_KERNEL=DIR.  --module files must be built
@@ -33,14 +33,14 @@
 # harness fault -- the guest died or hung before the command started
 # (within KIWI_VM_BOOT_TIMEOUT seconds, default 150), so nothing of the
 # command (or of kiwi) ran, or its kernel trapped on an int3 that its text
-# no longer holds, at any time (selftests/vm/emulator-fault: the emulator's
+# no longer holds, at any time (selftests/vm/emulator-fault.sh: the emulator's
 # doing, never the kernel's): "vm: harness fault: ..." and the console's tail
-# on stderr, never retried here (selftests/check reruns the phase once and
+# on stderr, never retried here (selftests/check.sh reruns the phase once and
 # says so); 1 if the command succeeded but the guest's dmesg shows kernel
-# trouble (selftests/vm/check-dmesg: WARNING, BUG, Oops, slub_debug
+# trouble (selftests/vm/check-dmesg.sh: WARNING, BUG, Oops, slub_debug
 # reports, ...), whose lines are then printed.
 #
-# The command runs as root in the guest, in the same cwd as `run` was called
+# The command runs as root in the guest, in the same cwd as `run.sh` was called
 # from (the guest sees the host's / at the same paths), stdin /dev/null,
 # stdout+stderr on the guest's ttyS1 = our stdout, byte for byte (no \r).
 # The kernel console (ttyS0, loglevel 5: warnings and worse) is mixed into
@@ -116,13 +116,13 @@ if [ -n "$kdir" ]; then
 	# A kernel built from source: its own directory is its cache (the
 	# initramfs goes there too), nothing to fetch.
 	if [ ! -f "$kdir/release" ] || [ ! -d "$kdir/root/lib/modules" ]; then
-		bad "--kernel $kdir: not a scripts/build-sanitizer-kernel directory"
+		bad "--kernel $kdir: not a scripts/build-sanitizer-kernel.sh directory"
 	fi
 	kdir=$(readlink -f "$kdir")
 	KVER=$(cat "$kdir/release")
 elif [ -z "${KVER:-}" ]; then
 	hdr=$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n1)
-	[ -n "$hdr" ] || { echo "vm: no /usr/src/linux-headers-6.1.*-amd64; run scripts/install-deps or set KVER" >&2; exit 2; }
+	[ -n "$hdr" ] || { echo "vm: no /usr/src/linux-headers-6.1.*-amd64; run scripts/install-deps.sh or set KVER" >&2; exit 2; }
 	KVER=${hdr#/usr/src/linux-headers-}
 fi
 CACHE_TOP=${KIWI_CACHE:-/var/cache/kiwi}
@@ -134,7 +134,7 @@ elapsed() { local d=$(( ${EPOCHREALTIME/./} - t0 )); printf '%d.%d' $((d / 10000
 
 # ---------------------------------------------------------------- cache --
 # $CACHE/root:          the unpacked linux-image-$KVER[-unsigned] (depmod'ed)
-# $CACHE/initramfs.img: busybox + 9p/overlay modules + initramfs-init
+# $CACHE/initramfs.img: busybox + 9p/overlay modules + initramfs-init.sh
 mkdir -p "$CACHE_TOP"
 exec 9>"$CACHE_TOP/.lock-$KVER"
 flock 9
@@ -181,7 +181,9 @@ done
 INITRD=$CACHE/initramfs.img
 key=$( {
 	echo "initramfs format 1"
-	sha256sum /bin/busybox "$HERE/initramfs-init"
+	# Contents only: the same image whichever checkout boots it.
+	sha256sum </bin/busybox
+	sha256sum <"$HERE/initramfs-init.sh"
 	printf '%s\n' "${initrd_mods[@]}" | xargs ls -l --time-style=+%s
 } | sha256sum | cut -d' ' -f1)
 if [ ! -f "$INITRD" ] || [ "$(cat "$INITRD.key" 2>/dev/null)" != "$key" ]; then
@@ -190,7 +192,7 @@ if [ ! -f "$INITRD" ] || [ "$(cat "$INITRD.key" 2>/dev/null)" != "$key" ]; then
 	mkdir -p "$ird"/{bin,dev,proc,sys,modules}
 	cp /bin/busybox "$ird/bin/busybox"
 	ln -s busybox "$ird/bin/sh"
-	cp "$HERE/initramfs-init" "$ird/init"
+	cp "$HERE/initramfs-init.sh" "$ird/init"
 	chmod 755 "$ird/init"
 	: >"$ird/modules.list"
 	for p in "${initrd_mods[@]}"; do
@@ -258,7 +260,7 @@ else
 	depmod -b "$mroot" "$KVER"
 fi
 
-# vm.env: for the initramfs (busybox sh); config: for guest-init (bash).
+# vm.env: for the initramfs (busybox sh); config: for guest-init.sh (bash).
 {
 	printf 'KIWI_VM_KVER=%q\n' "$KVER"
 	printf 'KIWI_VM_MODDIR=%q\n' "$moddir"
@@ -299,10 +301,10 @@ append="console=ttyS0 panic=-1 loglevel=5"	# 5: WARN_ON & co. show
 [ "$slub" = off ] || append+=" slub_debug=$slub"
 # A task stuck in D state for 30 s is reported (the default, 120 s, is
 # longer than most test scripts wait: the guest powered off first and
-# the hang went unseen); check-dmesg fails the run on the report.
+# the hang went unseen); check-dmesg.sh fails the run on the report.
 append+=" sysctl.kernel.hung_task_timeout_secs=30"
 append+=$extra_append
-append+=" rdinit=/init kiwivm.init=$HERE/guest-init"
+append+=" rdinit=/init kiwivm.init=$HERE/guest-init.sh"
 append+=" mitigations=off nokaslr edd=off 8250.nr_uarts=2 i8042.noaux i8042.nokbd i8042.nopnp"
 if [ -z "$quiet" ]; then
 	serial=(-chardev "stdio,id=con0,mux=on,signal=off,logfile=$console_log"
@@ -388,9 +390,9 @@ else
 fi
 
 # An int3 trap at kernel text that holds no int3 is the emulator's fault,
-# whenever it came (emulator-fault says why): a harness fault like a boot
+# whenever it came (emulator-fault.sh says why): a harness fault like a boot
 # that died, reported with its evidence and never judged as the test's.
-if [ -s "$console_log" ] && why=$("$HERE/emulator-fault" "$console_log"); then
+if [ -s "$console_log" ] && why=$("$HERE/emulator-fault.sh" "$console_log"); then
 	echo "vm: harness fault: the guest kernel trapped on a stale int3 (${why}); console:" >&2
 	grep -m1 -A14 -E 'int3: [0-9a-f]{4} \[#' "$console_log" | sed 's/^/vm:   /' >&2
 	exit 126
@@ -407,7 +409,7 @@ else
 		fi
 		tail -n 12 "$console_log" 2>/dev/null | sed 's/^/vm:   /' >&2
 		# Shown, not judged: kiwi was not loaded yet.
-		[ ! -s "$console_log" ] || "$HERE/check-dmesg" "$console_log" >&2 || true
+		[ ! -s "$console_log" ] || "$HERE/check-dmesg.sh" "$console_log" >&2 || true
 		exit 126
 	elif [ -f "$RUN/timeout" ]; then
 		echo "vm: timeout" >&2
@@ -416,12 +418,12 @@ else
 		echo "vm: the guest died without reporting an exit code (qemu exit $qrc); see $console_last" >&2
 		rc=125
 	fi
-	"$HERE/check-dmesg" "$dmesg_out" >&2 || true
+	"$HERE/check-dmesg.sh" "$dmesg_out" >&2 || true
 	exit $rc
 fi
 say "command exit code $rc after $(elapsed) s"
 # 124-126 are this script's own verdicts (timeout, guest death, harness
-# fault; selftests/check reruns a phase on 126).  A command that itself
+# fault; selftests/check.sh reruns a phase on 126).  A command that itself
 # exits with one of them (a `timeout` inside it, a script that is not
 # executable) failed: say so and make it 1.
 case $rc in
@@ -430,14 +432,14 @@ case $rc in
 	rc=1 ;;
 esac
 
-if ! "$HERE/check-dmesg" "$dmesg_out" >&2; then
+if ! "$HERE/check-dmesg.sh" "$dmesg_out" >&2; then
 	echo "vm: kernel trouble in the guest's dmesg ($dmesg_out)" >&2
 	[ "$rc" -ne 0 ] || rc=1
 # The console has every warning too, also one that a chatty boot pushed
 # out of the dmesg ring buffer before it was saved.  Only with --quiet is
 # it the kernel's alone (otherwise the command's output is mixed in).
 elif [ -n "$quiet" ] && [ -s "$console_log" ] &&
-     ! "$HERE/check-dmesg" "$console_log" >&2; then
+     ! "$HERE/check-dmesg.sh" "$console_log" >&2; then
 	echo "vm: kernel trouble on the guest's console ($console_log)" >&2
 	[ "$rc" -ne 0 ] || rc=1
 fi

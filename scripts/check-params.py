@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/check-params -- the module parameters are described once, in
+# scripts/check-params.py -- the module parameters are described once, in
 # kiwi(4) (Documentation/kiwi.4, PARAMETERS); Documentation/kiwi.rst keeps
 # a summary table.  This checks both against the code:
 #
@@ -11,10 +11,10 @@
 #   - where MODULE_PARM_DESC states a default ("default X", X a number,
 #     Y, N or auto), kiwi.4's entry "(X...)" gives the same.
 #
-#   scripts/check-params        prints one line per problem, then
+#   scripts/check-params.py        prints one line per problem, then
 #                               "check-params: PASS (N parameters)" or FAIL;
 #                               exit status 0 or 1
-# Run by selftests/check's host phase (docs.params).
+# Run by selftests/check.sh's host phase (docs.params).
 import pathlib
 import re
 import sys

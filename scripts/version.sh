@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/version -- the version of the tree, for its packages and DKMS:
+# scripts/version.sh -- the version of the tree, for its packages and DKMS:
 #
 #   VERSION                                  HEAD tagged vVERSION (a release)
 #   VERSION+git<YYYYMMDD>.<N>.<hash>         any other commit
@@ -17,7 +17,7 @@
 # X.Y.Z in VERSION sorts below X.Y.Z+git...: bump VERSION after tagging.
 #
 # Without git (an exported tree), the file .tarball-version, which
-# scripts/fresh-check writes into its export, else VERSION alone.
+# scripts/fresh-check.sh writes into its export, else VERSION alone.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 base=$(head -n1 "$ROOT/VERSION")

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
-# selftests/fuzz-verbs/run-guest -- `make fuzz-verbs`: boots a test guest
+# selftests/fuzz-verbs/run-guest.sh -- `make fuzz-verbs`: boots a test guest
 # with kmod/kiwi.ko and runs selftests/guest/fuzz-verbs.sh in it (the
 # stateful verbs fuzzer, several seeds, then unload, leak and dmesg
 # checks).  Not part of make check.
@@ -21,7 +21,7 @@ mkdir -p "$OUT"
 echo "fuzz-verbs: $MIN minutes in a guest (log: ${OUT#"$ROOT"/}/fuzz-verbs.log)"
 # Each run may overrun its time by its 150 s bound; the boot and the
 # unload checks need a few minutes more.
-"$ROOT/selftests/vm/run" --quiet --module "$ROOT/kmod/kiwi.ko" \
+"$ROOT/selftests/vm/run.sh" --quiet --module "$ROOT/kmod/kiwi.ko" \
 	--timeout $((MIN * 60 + 900)) --dmesg "$OUT/dmesg.log" -- \
 	"$ROOT/selftests/guest/fuzz-verbs.sh" 2>&1 | tee "$OUT/fuzz-verbs.log" |
 	grep --line-buffered -vE '^#   \['

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
-# scripts/lint -- `make lint`: the tree's style and hygiene checks.
+# scripts/lint.sh -- `make lint`: the tree's style and hygiene checks.
 #
 # - checkpatch: Linux's scripts/checkpatch.pl over kmod/*.[ch] (not the
 #   generated *.mod.c), include/kiwi/*.h and selftests/kconsumer/*.c.  It
-#   comes from Debian's linux-source-6.1 (scripts/install-deps --set test
+#   comes from Debian's linux-source-6.1 (scripts/install-deps.sh --set test
 #   installs it): three files are taken out of
 #   /usr/src/linux-source-6.1.tar.xz into build/checkpatch/ once, and
 #   again when the tarball changes.
@@ -14,12 +14,12 @@
 #   sourced files
 # - knobs: every KIWI_* variable the scripts and the Makefile read is
 #   named in selftests/README.md, README.md or Documentation/
-# - layers: scripts/kmod-layers --check over the built kmod/*.o (make kmod
+# - layers: scripts/kmod-layers.py --check over the built kmod/*.o (make kmod
 #   first; lint builds nothing): the kmod files that call each other both
 #   ways are exactly those Documentation/kiwi.rst lists, and no kmod/*.c
 #   is longer than 800 lines
 #
-# Usage: scripts/lint [checkpatch|shellcheck|knobs|layers]...  (default:
+# Usage: scripts/lint.sh [checkpatch|shellcheck|knobs|layers]...  (default:
 # all four)
 # Prints one line per finding, "<check>: <finding>", then
 # "lint: checkpatch N findings, shellcheck N findings, knobs N findings,
@@ -54,10 +54,10 @@ CP_IGNORE_UAPI=(PREFER_DEFINED_ATTRIBUTE_MACRO)
 # "# shellcheck disable=SCxxxx # reason" on its line.
 SC_IGNORE=(
 	# busybox's ash is what this init runs in; dash is the right model
-	selftests/vm/initramfs-init:SC2187
+	selftests/vm/initramfs-init.sh:SC2187
 	# "for attempt in 1" is a one-pass loop, there for its break
-	selftests/vm/run:SC2034
-	selftests/vm/run:SC2043
+	selftests/vm/run.sh:SC2034
+	selftests/vm/run.sh:SC2043
 )
 
 found_cp=- found_sc=- found_kn=- found_ly=-
@@ -67,7 +67,7 @@ say() { printf '%s: %s\n' "$1" "$2"; }
 checkpatch_files() {
 	local cp=$BUILD/checkpatch stamp=$BUILD/checkpatch/.from f
 	if [ ! -f "$LINUX_TAR" ]; then
-		say checkpatch "$LINUX_TAR missing: install linux-source-6.1 (scripts/install-deps --set test)"
+		say checkpatch "$LINUX_TAR missing: install linux-source-6.1 (scripts/install-deps.sh --set test)"
 		return 1
 	fi
 	if [ -f "$stamp" ] && [ ! "$LINUX_TAR" -nt "$stamp" ] &&
@@ -136,7 +136,7 @@ shellcheck_() {
 	local out files ig
 	found_sc=0
 	if ! command -v shellcheck >/dev/null; then
-		say shellcheck "shellcheck not installed (scripts/install-deps --set test)"
+		say shellcheck "shellcheck not installed (scripts/install-deps.sh --set test)"
 		found_sc=1
 		return
 	fi
@@ -179,7 +179,7 @@ knobs() {
 
 # ------------------------------------------------------------- layers --
 # Which kmod files call each other both ways, from the objects' symbol
-# tables, against kiwi.rst's list; file lengths (scripts/kmod-layers).
+# tables, against kiwi.rst's list; file lengths (scripts/kmod-layers.py).
 layers() {
 	local out
 	found_ly=0
@@ -188,7 +188,7 @@ layers() {
 		found_ly=1
 		return
 	fi
-	out=$("$ROOT/scripts/kmod-layers" --check | grep '^layers: ')
+	out=$("$ROOT/scripts/kmod-layers.py" --check | grep '^layers: ')
 	if [ -n "$out" ]; then
 		printf '%s\n' "$out"
 		found_ly=$(wc -l <<<"$out")
@@ -202,7 +202,7 @@ for c in "$@"; do
 	shellcheck) shellcheck_ ;;
 	knobs) knobs ;;
 	layers) layers ;;
-	*) echo "usage: scripts/lint [checkpatch|shellcheck|knobs|layers]..." >&2; exit 2 ;;
+	*) echo "usage: scripts/lint.sh [checkpatch|shellcheck|knobs|layers]..." >&2; exit 2 ;;
 	esac
 done
 echo "lint: checkpatch $found_cp findings, shellcheck $found_sc findings, knobs $found_kn findings, layers $found_ly findings"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# selftests/vm/emulator-fault LOG -- did the guest kernel whose console or
+# selftests/vm/emulator-fault.sh LOG -- did the guest kernel whose console or
 # dmesg is LOG trap on an int3 that its own text no longer holds?
 #
 # Exit 0, printing the evidence on one line, if LOG's first kernel report
@@ -29,7 +29,7 @@ set -euo pipefail
 [ -r "$1" ] || { echo "$0: cannot read $1" >&2; exit 2; }
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-trouble=$("$HERE/check-dmesg" --regex)
+trouble=$("$HERE/check-dmesg.sh" --regex)
 
 # The first line of kernel trouble must be the int3 trap's header; then
 # its RIP and Code lines, within the report (40 lines).

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
-# scripts/kmod-layers -- which files of kmod/ call each other both ways,
+# scripts/kmod-layers.py -- which files of kmod/ call each other both ways,
 # read from the built objects (not the text, so a call in a comment or
 # behind a false #if does not count), and which files are too long.
 #
-#   scripts/kmod-layers [--check] [--list] [--walk FUNC] [KMOD_DIR]
+#   scripts/kmod-layers.py [--check] [--list] [--walk FUNC] [KMOD_DIR]
 #     (default KMOD_DIR: kmod/ of this tree; its *.o must be built:
 #     make kmod)
 #     --list   every file-to-file call edge with the functions it uses

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
-# scripts/fuzz -- `make fuzz`: build the libFuzzer targets of
+# scripts/fuzz.sh -- `make fuzz`: build the libFuzzer targets of
 # selftests/fuzz with clang (-fsanitize=fuzzer,address,undefined) and run
 # each for KIWI_FUZZ_SECONDS (default 60) from its committed seed corpus,
 # KIWI_FUZZ_JOBS of them at a time (default: one per CPU).

@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/build-siw -- build Linux's soft-iWARP driver (siw) out of tree, as
+# scripts/build-siw.sh -- build Linux's soft-iWARP driver (siw) out of tree, as
 # the interop and benchmark peer for kiwi.  Debian's kernels ship without
 # siw, so its source is taken from Debian's linux-source-6.1 package at test
 # time; nothing of it is ever committed here.
 #
-#   scripts/build-siw [OUTDIR]      (default: build/siw)
+#   scripts/build-siw.sh [OUTDIR]      (default: build/siw)
 #
 # Result: OUTDIR/siw.ko, built against the same headers as kiwi (KDIR, as in
 # the top-level Makefile).  The sources are unpacked once into

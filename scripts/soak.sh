@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/soak -- `make soak`: kiwi under mixed traffic for a long time in
+# scripts/soak.sh -- `make soak`: kiwi under mixed traffic for a long time in
 # one guest boot (selftests/guest/soak.sh: rping -V, perftest, connect
 # churn, NVMe over RDMA, netem loss and reordering), with slub_debug=FZPU
 # as in make check, memory sampled every minute.  Not part of make check.
@@ -21,7 +21,7 @@ OUT=$ROOT/build/soak
 mkdir -p "$OUT"
 export KIWI_SOAK_MINUTES=$MIN
 echo "soak: $MIN minutes in a guest (log: ${OUT#"$ROOT"/}/soak.log)"
-"$ROOT/selftests/vm/run" --quiet --module "$ROOT/kmod/kiwi.ko" \
+"$ROOT/selftests/vm/run.sh" --quiet --module "$ROOT/kmod/kiwi.ko" \
 	--timeout $((MIN * 60 + 900)) --dmesg "$OUT/dmesg.log" -- \
 	"$ROOT/selftests/guest/soak.sh" 2>&1 | tee "$OUT/soak.log" |
 	grep --line-buffered -vE '^soak-round'

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# selftests/check-2host -- `make check-2host`: kiwi between two machines.
-# Two QEMU guests joined by one virtual NIC (selftests/vm/pair), Debian's
+# selftests/check-2host.sh -- `make check-2host`: kiwi between two machines.
+# Two QEMU guests joined by one virtual NIC (selftests/vm/pair.sh), Debian's
 # 6.1 kernel in one and 6.12 in the other, each with kiwi built for it,
 # run selftests/guest/twohost.sh: rping -V, perftest WRITE/READ/SEND,
 # RFC 7306 immediate data and atomics, memory windows, MPA markers asked
@@ -39,8 +39,8 @@
 #                kiwi0) and rev (kiwi0 connects to siw0): rping -V at 64
 #                KiB and ib_write_bw each way; no kill test
 #
-# KIWI_2HOST_K612DIR: a tree scripts/kmod-copy already built kiwi for the
-# 6.12 guest in (selftests/check's k612 phase passes build/kmod-6.12),
+# KIWI_2HOST_K612DIR: a tree scripts/kmod-copy.sh already built kiwi for the
+# 6.12 guest in (selftests/check.sh's k612 phase passes build/kmod-6.12),
 # used instead of building one here.
 #
 # Output: one line per result (PASS/FAIL/SKIP NAME (detail)), the logs'
@@ -61,10 +61,10 @@ say() { printf '[2host %4ds] %s\n' $((SECONDS - T0)) "$*"; }
 record() { printf '%s\t%s\t%s\n' "$1" "$2" "${3:-}" >>"$RESULTS"; printf '%-7s %s%s\n' "$1" "$2" "${3:+  ($3)}"; }
 
 # kiwi for both kernels: kmod/kiwi.ko (6.1, make all) and a 6.12 build
-# as selftests/check's k612 phase makes it.
+# as selftests/check.sh's k612 phase makes it.
 K61=$ROOT/kmod/kiwi.ko
 K612DIR=${KIWI_2HOST_K612DIR:-$BUILD/kmod-6.12-2host}
-hdr=$("$ROOT/scripts/guest-kernel" 6.12 2>"$LOGS/headers.log" | tail -n1)
+hdr=$("$ROOT/scripts/guest-kernel.sh" 6.12 2>"$LOGS/headers.log" | tail -n1)
 K612VER=${hdr##*/linux-headers-}
 K61VER=$(modinfo -F vermagic "$K61" 2>/dev/null | cut -d' ' -f1)
 if [ ! -f "$K61" ] || [ -z "$K61VER" ]; then
@@ -77,10 +77,10 @@ elif [ -n "${KIWI_2HOST_K612DIR:-}" ]; then
 		record FAIL 2host.build "$K612DIR/kmod/kiwi.ko is not a kiwi for $K612VER (${v:-missing})"
 	fi
 elif [ -z "$hdr" ]; then
-	record FAIL 2host.build "no 6.12 headers (scripts/guest-kernel 6.12; see $LOGS/headers.log)"
+	record FAIL 2host.build "no 6.12 headers (scripts/guest-kernel.sh 6.12; see $LOGS/headers.log)"
 else
 	say "kiwi for Linux $K612VER (build/kmod-6.12-2host)"
-	if "$ROOT/scripts/kmod-copy" "$K612DIR" "$hdr" >"$LOGS/build-6.12.log" 2>&1; then
+	if "$ROOT/scripts/kmod-copy.sh" "$K612DIR" "$hdr" >"$LOGS/build-6.12.log" 2>&1; then
 		record PASS 2host.build "kiwi for $K61VER and $K612VER"
 	else
 		record FAIL 2host.build "6.12 build failed (see $LOGS/build-6.12.log)"
@@ -120,7 +120,7 @@ pair_run() {
 	KIWI_PAIR_MTU=${7%/*} KIWI_PAIR_MTU_B=${7#*/} KIWI_PAIR_KILL=$8 \
 	KIWI_PAIR_STEPS=$9 KIWI_PAIR_SIW=${10:-} \
 	KIWI_SELFTEST_BIN=$BUILD/selftests \
-		"$ROOT/selftests/vm/pair" --kver-a "$2" --module-a "$3" \
+		"$ROOT/selftests/vm/pair.sh" --kver-a "$2" --module-a "$3" \
 		--kver-b "$4" --module-b "$5" --nic "$6" --logs "$dir" \
 		-- "$ROOT/selftests/guest/twohost.sh" 2>"$dir/pair.log" || rc=$?
 	sed 's/^/    /' "$dir/pair.log"
@@ -129,7 +129,7 @@ pair_run() {
 		tap "$dir/$g.log" "$name.$g" "$([ "$g" = b ] && [ "$8" != 0 ] && echo killed)"
 		# b's first boot is killed by request in the kill test: its
 		# console ends abruptly, which is not kernel trouble.
-		if "$ROOT/selftests/vm/check-dmesg" "$dir/$g-dmesg.log" >"$dir/$g-trouble.log" 2>&1; then
+		if "$ROOT/selftests/vm/check-dmesg.sh" "$dir/$g-dmesg.log" >"$dir/$g-trouble.log" 2>&1; then
 			record PASS "$name.$g.dmesg_clean"
 		else
 			record FAIL "$name.$g.dmesg_clean" "$(sed -n 2p "$dir/$g-trouble.log" | cut -c1-160)"
@@ -138,7 +138,7 @@ pair_run() {
 	if [ "$rc" -eq 0 ]; then
 		record PASS "$name.exit"
 	else
-		record FAIL "$name.exit" "vm/pair exit $rc: $(tail -n1 "$dir/pair.log")"
+		record FAIL "$name.exit" "vm/pair.sh exit $rc: $(tail -n1 "$dir/pair.log")"
 	fi
 }
 

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #
-# selftests/summary RESULTS [SECONDS] -- make check's summary of a
+# selftests/summary.sh RESULTS [SECONDS] -- make check's summary of a
 # results file (one "STATUS<TAB>name<TAB>note" line per result, STATUS
-# PASS, FAIL, SKIP, TODO, HARNESS or RETRY; selftests/check writes it).
+# PASS, FAIL, SKIP, TODO, HARNESS or RETRY; selftests/check.sh writes it).
 #
 # Prints the per-test list, the failures, known bugs, harness faults,
 # retries and left-out phases by name, then two lines:

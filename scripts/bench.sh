@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/bench -- kiwi against siw, rxe and plain TCP in matched
+# scripts/bench.sh -- kiwi against siw, rxe and plain TCP in matched
 # configurations, in one boot of the test guest.  Run by `make bench`
 # (after `make deps all siw`).
 #
 # Builds build/bench/qpmem (bench/qpmem.c) and two more builds of siw from
 # build/siw/src: siw-crc (mpa_crc_required = true, so siw requests and
 # checks MPA CRC32c) and siw-gso (try_gso = true: siw's own large FPDUs);
-# siw as scripts/build-siw builds it is the third.  Boots the guest once
-# (selftests/vm/run) and runs scripts/bench-guest: kernel memory per QP,
+# siw as scripts/build-siw.sh builds it is the third.  Boots the guest once
+# (selftests/vm/run.sh) and runs scripts/bench-guest.sh: kernel memory per QP,
 # then for each configuration (KIWI_BENCH_CONFIGS) each MTU, repetition,
 # cell and stack, the stacks' order rotated per repetition.  bench/report.py
 # then prints one table per configuration and MTU with each stack's median
@@ -23,7 +23,7 @@
 #   build/bench/bench.log     everything printed; logs/ every tool's output;
 #   dmesg.log                 the guest's kernel log (checked for trouble)
 #
-# Configurations (scripts/bench-guest has the details):
+# Configurations (scripts/bench-guest.sh has the details):
 #   standard      kiwi large_fpdu=N crc=N vs siw as built; TCP ceiling
 #                 (iperf3 -Z) and floor (sockperf ping-pong)
 #   standard_crc  kiwi large_fpdu=N crc=Y vs siw-crc
@@ -96,7 +96,7 @@ OUT=${KIWI_BENCH_OUT:-$BUILD/bench}
 KO=$ROOT/kmod/kiwi.ko
 SO=$BUILD/provider/libkiwi-rdmav34.so
 SIWSRC=$BUILD/siw/src
-VMRUN=$ROOT/selftests/vm/run
+VMRUN=$ROOT/selftests/vm/run.sh
 QUICK=${KIWI_BENCH_QUICK:-}
 [ "$QUICK" = 0 ] && QUICK=
 if [ -n "$QUICK" ]; then TIMEOUT=${KIWI_BENCH_TIMEOUT:-1800}
@@ -184,7 +184,7 @@ meta git "$(git -C "$ROOT" describe --always --dirty 2>/dev/null) ($(git -C "$RO
 meta kiwi_module "$(modinfo -F version "$KO") ($(modinfo -F vermagic "$KO" | cut -d' ' -f1))"
 meta siw "$SIWNOTE"
 meta host "$(nproc) CPUs, $(uname -r)"
-meta guest "QEMU TCG ($CPUNOTE), $SMP vCPUs, $MEM MiB, selftests/vm/run --slub-debug $SLUB"
+meta guest "QEMU TCG ($CPUNOTE), $SMP vCPUs, $MEM MiB, selftests/vm/run.sh --slub-debug $SLUB"
 meta load_before "$(cut -d' ' -f1-3 /proc/loadavg), $(pgrep -c qemu-system 2>/dev/null || echo 0) QEMU processes running"
 
 # ------------------------------------------------------------ guest --
@@ -210,7 +210,7 @@ while IFS= read -r line; do
 done < <(KIWI_BENCH_QPMEM=$OUT/qpmem "$VMRUN" --quiet --timeout "$TIMEOUT" \
 		--mem "$MEM" --smp "$SMP" --slub-debug "$SLUB" \
 		--module "$KO" --module "$BUILD/siw/siw.ko" "${VMARGS[@]}" \
-		--dmesg "$OUT/dmesg.log" -- "$ROOT/scripts/bench-guest" 2>"$OUT/vm-stderr.log";
+		--dmesg "$OUT/dmesg.log" -- "$ROOT/scripts/bench-guest.sh" 2>"$OUT/vm-stderr.log";
 	echo "@bench-rc $?")
 if [ $inlogs = 2 ] && base64 -d "$OUT/logs.b64" | tar -C "$OUT/logs" -xzf -; then
 	rm -f "$OUT/logs.b64"
@@ -220,8 +220,8 @@ meta load_after "$(cut -d' ' -f1-3 /proc/loadavg), $(pgrep -c qemu-system 2>/dev
 meta guest_exit "${run_rc:-?}"
 grep -v '^vm: command exit code' "$OUT/vm-stderr.log" | sed -e 's/^/    /'
 dmesg_ok=1
-if [ -s "$OUT/dmesg.log" ] && out=$("$ROOT/selftests/vm/check-dmesg" "$OUT/dmesg.log" 2>&1); then
-	meta dmesg "clean (selftests/vm/check-dmesg)"
+if [ -s "$OUT/dmesg.log" ] && out=$("$ROOT/selftests/vm/check-dmesg.sh" "$OUT/dmesg.log" 2>&1); then
+	meta dmesg "clean (selftests/vm/check-dmesg.sh)"
 else
 	dmesg_ok=0
 	meta dmesg "TROUBLE: $(printf '%s' "${out:-no dmesg saved}" | head -3 | tr '\n|' ' /')"
@@ -229,7 +229,7 @@ else
 	printf '%s\n' "${out:-no dmesg saved}" | head -40 | sed -e 's/^/    /'
 fi
 meta wall_time "$(elapsed)"
-echo "bench: guest finished (selftests/vm/run exit ${run_rc:-?}) after $(elapsed)"
+echo "bench: guest finished (selftests/vm/run.sh exit ${run_rc:-?}) after $(elapsed)"
 
 # ----------------------------------------------------------- report --
 echo

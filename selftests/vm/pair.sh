@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# selftests/vm/pair -- two throw-away QEMU guests joined by one virtual
+# selftests/vm/pair.sh -- two throw-away QEMU guests joined by one virtual
 # network link, each running the same command in its role ("a" or "b"):
 # kiwi between two kernels, over a NIC driver, as two machines would run
 # it.
 #
-#   selftests/vm/pair [options] -- <command> [args...]
-#     --kver-a K, --kver-b K   guest kernels (default: vm/run's, Debian's
+#   selftests/vm/pair.sh [options] -- <command> [args...]
+#     --kver-a K, --kver-b K   guest kernels (default: vm/run.sh's, Debian's
 #                              6.1); each needs its own kiwi build
 #     --module-a FILE, --module-b FILE   (repeatable) .ko for that guest
 #     --nic MODEL     virtio (default: virtio-net; over this backend without
@@ -38,10 +38,10 @@
 # "N done" or "N failed: why", N the request's line number.
 #
 # Output: each guest's command output in LOGS/a.log, LOGS/b.log (and
-# b2.log), consoles and dmesgs beside them (vm/run's --dmesg); this
+# b2.log), consoles and dmesgs beside them (vm/run.sh's --dmesg); this
 # script's own lines ("pair: ...") on stderr.  Exit status: 0 if both
 # commands exited 0 (b's first boot counts as 0 when the command had it
-# killed); otherwise the first non-zero of a, b (then b2), with vm/run's
+# killed); otherwise the first non-zero of a, b (then b2), with vm/run.sh's
 # meanings (124 timeout, 125 death, 126 harness fault).
 set -euo pipefail
 
@@ -113,7 +113,7 @@ qemu_extra() {	# qemu_extra ROLE: the NIC, the meeting place, a monitor
 	     "-pidfile $DIR/$me.pid"
 }
 
-# boot ROLE NAME: vm/run for ROLE in the background, its output in
+# boot ROLE NAME: vm/run.sh for ROLE in the background, its output in
 # LOGS/NAME.log, its exit status in $DIR/NAME.rc when it ends.
 boot() {
 	local me=$1 name=$2 boot=1 kv mods
@@ -125,7 +125,7 @@ boot() {
 		rc=0
 		env ${kv:+KVER="$kv"} KIWI_PAIR_ROLE="$me" KIWI_PAIR_BOOT=$boot \
 			KIWI_PAIR_DIR="$DIR" KIWI_QEMU_EXTRA="$(qemu_extra "$me")" \
-			"$HERE/run" --quiet --smp "$smp" --mem "$mem" \
+			"$HERE/run.sh" --quiet --smp "$smp" --mem "$mem" \
 			--timeout "$timeout" --dmesg "$logs/$name-dmesg.log" \
 			"${mods[@]}" -- "$@" >"$logs/$name.log" 2>"$logs/$name-vm.log" || rc=$?
 		echo "$rc" >"$DIR/$name.rc"

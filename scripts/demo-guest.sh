@@ -1,18 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/demo-guest -- the guest half of `make demo` (scripts/demo).
+# scripts/demo-guest.sh -- the guest half of `make demo` (scripts/demo.sh).
 # Runs as root inside the test guest:
 #
-#	selftests/vm/run --module kmod/kiwi.ko -- scripts/demo-guest
+#	selftests/vm/run.sh --module kmod/kiwi.ko -- scripts/demo-guest.sh
 #
-#   scripts/demo-guest          run every step, exit 1 if any did not pass
-#   scripts/demo-guest --list   print "ID<TAB>TITLE" per step and exit
-#                               (scripts/demo uses it on the host to number
+#   scripts/demo-guest.sh          run every step, exit 1 if any did not pass
+#   scripts/demo-guest.sh --list   print "ID<TAB>TITLE" per step and exit
+#                               (scripts/demo.sh uses it on the host to number
 #                               the steps; nothing is touched)
 #
 # Human-readable output on stdout, plus lines starting with "@kiwi-demo "
-# that scripts/demo turns into progress headers and the summary table:
+# that scripts/demo.sh turns into progress headers and the summary table:
 #
 #	@kiwi-demo begin ID TITLE
 #	@kiwi-demo end ID PASS|FAIL|SKIP SECONDS NOTE

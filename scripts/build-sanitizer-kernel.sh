@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/build-sanitizer-kernel -- build (once per machine) the kernel the
+# scripts/build-sanitizer-kernel.sh -- build (once per machine) the kernel the
 # sanitizer phase of make check boots: Debian's linux-source-6.1 (the same
 # version as the 6.1 guest kernel), x86_64 defconfig plus the fragment
 # selftests/vm/sanitizer.config (KASAN, lockdep, UBSAN, kmemleak, ...).
 #
-#   scripts/build-sanitizer-kernel [--print-dir] [-j N]
+#   scripts/build-sanitizer-kernel.sh [--print-dir] [-j N]
 #     --print-dir  print the cache directory this configuration maps to and
 #                  exit (0 if it is built, 1 if not); builds nothing
 #     -j N         parallel jobs (default: every CPU, nproc)
@@ -25,7 +25,7 @@
 # build leaves only <dir>.tmp, which the next call starts over.  The last
 # line on stdout is the directory; progress goes to stderr.
 #
-# Needs (scripts/install-deps): linux-source-6.1, gcc, make, bc, bison,
+# Needs (scripts/install-deps.sh): linux-source-6.1, gcc, make, bc, bison,
 # flex, libelf-dev, libssl-dev, cpio, xz-utils, kmod.
 set -euo pipefail
 
@@ -52,10 +52,12 @@ while [ $# -gt 0 ]; do
 done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || die "-j takes a positive number, not '$jobs'"
 
-[ -r "$TARBALL" ] || die "no $TARBALL (scripts/install-deps installs linux-source-6.1)"
+[ -r "$TARBALL" ] || die "no $TARBALL (scripts/install-deps.sh installs linux-source-6.1)"
 [ -r "$FRAGMENT" ] || die "no $FRAGMENT"
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
 	die "linux-source-6.1 is not installed as a package"
+# The fragment's comments count too: they still name the scripts as they
+# were before the .sh rename, since a new key is an hour's rebuild.
 key=$( {
 	echo "recipe $RECIPE"
 	cat "$FRAGMENT"

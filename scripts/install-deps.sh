@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/install-deps -- install the Debian 12 (bookworm) packages that
+# scripts/install-deps.sh -- install the Debian 12 (bookworm) packages that
 # one of kiwi's jobs needs, and nothing more.  Idempotent: asks dpkg which
 # packages are missing and only then runs `apt-get update` + `apt-get
 # install`; a second run installs nothing and prints one line.  Needs root
 # (or sudo) when something is missing.
 #
-#   scripts/install-deps [--set build|deb|test]     (default: test)
-#   scripts/install-deps PACKAGE...                 (just those)
-#   scripts/install-deps --list SET                 (print the set)
+#   scripts/install-deps.sh [--set build|deb|test]     (default: test)
+#   scripts/install-deps.sh PACKAGE...                 (just those)
+#   scripts/install-deps.sh --list SET                 (print the set)
 #
 # Three sets, each containing the one before:
 #
@@ -19,23 +19,23 @@
 #          the kernel headers: linux-headers-$(uname -r) when the archive
 #          has them (a Debian kernel), else linux-headers-amd64 (the
 #          newest 6.1).  No kernel image, no service.
-#   deb    `make deb` (dpkg-buildpackage, scripts/deb): build-essential,
+#   deb    `make deb` (dpkg-buildpackage, scripts/deb.sh): build-essential,
 #          dpkg-dev, debhelper, dh-dkms, fakeroot, lintian.
 #   test   `make demo`, `make check`, `make bench`, `make soak`, `make
 #          fuzz`: QEMU, busybox-static, cpio, xz-utils (the guest harness),
 #          linux-headers-amd64 (the 6.1 headers whose kernel the guest
-#          boots: selftests/vm/run downloads that linux-image itself into
+#          boots: selftests/vm/run.sh downloads that linux-image itself into
 #          /var/cache/kiwi, it is never installed), rdma-core, ibverbs-utils,
 #          rdmacm-utils, perftest, python3-pyverbs, qperf, libfabric-bin,
 #          fio, nvme-cli, iperf3, sockperf, linux-perf, ethtool, iproute2,
 #          python3, gnuplot-nox, clang + libfuzzer-14-dev (make fuzz),
-#          linux-source-6.1 (Linux's siw, scripts/build-siw; checkpatch for
+#          linux-source-6.1 (Linux's siw, scripts/build-siw.sh; checkpatch for
 #          make lint), shellcheck (make lint), pahole (the
 #          6.12 kbuild's BTF step), nfs-kernel-server (nfs.sh), open-iscsi
 #          (iser.sh), targetcli-fb (the user guide's iSER recipe),
 #          openmpi-bin + libopenmpi-dev (mpi.sh).
 #          Debian 12's other kernel, 6.12 (bookworm-security), is fetched
-#          by scripts/guest-kernel: its headers unpacked into the cache,
+#          by scripts/guest-kernel.sh: its headers unpacked into the cache,
 #          not installed, so no second kernel appears in the host's boot
 #          menu.  The services the test set's packages bring (nfs-server,
 #          rpcbind, iscsid, ...) are neither started (a policy-rc.d for the
@@ -104,7 +104,7 @@ read -ra missing <<<"$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')"
 
 guest_kernel() {
 	[ "$SET" = test ] || return 0
-	"$ROOT/scripts/guest-kernel" 6.12
+	"$ROOT/scripts/guest-kernel.sh" 6.12
 }
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/fresh-check -- prove that kiwi builds, packages and installs on
+# scripts/fresh-check.sh -- prove that kiwi builds, packages and installs on
 # a fresh Debian 12, installing only what each job needs, and that the
 # README's developer commands work there.  Run by `make fresh-check` and
 # by .ci/run; needs root.
@@ -18,14 +18,14 @@
 #
 #   apt-get update && apt-get install make   (minbase has no make)
 #   make deb     a build-only machine: the build and packaging sets, then
-#                the packages, lintian-clean, of version scripts/version
+#                the packages, lintian-clean, of version scripts/version.sh
 #   make install the build set again (nothing new), DKMS for the 6.1
 #                headers it installed (the chroot runs the host's kernel),
 #                then make uninstall
 #   check        none of the test set's own packages (QEMU, perftest,
 #                nfs-kernel-server, rpcbind, open-iscsi, Open MPI, clang,
 #                linux-source) nor any linux-image is installed
-#   make demo    the test set (from the mirror), make, scripts/demo (boots
+#   make demo    the test set (from the mirror), make, scripts/demo.sh (boots
 #                a QEMU guest that sees the chroot's / over 9p; the guest
 #                kernel is downloaded into the empty /var/cache/kiwi)
 #   check        still no linux-image package (`dpkg -l 'linux-image*'`
@@ -33,7 +33,7 @@
 #                test set enabled (/etc/systemd/system/*.wants)
 #   make deps    again: must find nothing left to install
 #
-# A package missing from a set of scripts/install-deps makes one of these
+# A package missing from a set of scripts/install-deps.sh makes one of these
 # fail.
 # Every mount is undone on every exit (failure, Ctrl-C, TERM; processes
 # still running in the chroot are killed first) and the script checks with
@@ -238,7 +238,7 @@ sources_list() {
 
 # ------------------------------------------------------------ steps --
 host_tools() {
-	"$ROOT/scripts/install-deps" debootstrap &&
+	"$ROOT/scripts/install-deps.sh" debootstrap &&
 	HEAD_DESC=$(git -C "$ROOT" log -1 --format='%h %s') || return 1
 	echo "testing $HEAD_DESC (git archive HEAD)"
 	if [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no)" ]; then
@@ -284,8 +284,8 @@ base_system() {
 export_tree() {
 	mkdir -p "$R$TREE" &&
 	git -C "$ROOT" archive --format=tar HEAD | tar -C "$R$TREE" -xf - || return 1
-	# The version of HEAD (scripts/version finds no git in the chroot).
-	"$ROOT/scripts/version" | sed 's/+dirty$//' >"$R$TREE/.tarball-version"
+	# The version of HEAD (scripts/version.sh finds no git in the chroot).
+	"$ROOT/scripts/version.sh" | sed 's/+dirty$//' >"$R$TREE/.tarball-version"
 	echo "$TREE: $(find "$R$TREE" -type f | wc -l) files from $HEAD_DESC, version $(cat "$R$TREE/.tarball-version")"
 }
 

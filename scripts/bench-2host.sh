@@ -1,17 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/bench-2host -- make bench's matched cells between two guests
+# scripts/bench-2host.sh -- make bench's matched cells between two guests
 # joined by a virtual NIC, beside the same cells over veth in one guest,
 # in one invocation and one report: what the NIC path changes.  Run by
 # `make bench-2host` (after `make deps all siw`).
 #
-#  1. Two guests (selftests/vm/pair): a and b, Debian's 6.1 in both, 1
+#  1. Two guests (selftests/vm/pair.sh): a and b, Debian's 6.1 in both, 1
 #     vCPU and 1.5 GiB each, one NIC each (virtio-net, or e1000 with
 #     KIWI_BENCH2_NIC=e1000), joined by QEMU's UDP socket backend on the
 #     host's loopback; bench/pair-guest.sh in both, b serving, a
 #     connecting: configuration "standard_2host".
-#  2. One guest (scripts/bench, its own machinery): configuration
+#  2. One guest (scripts/bench.sh, its own machinery): configuration
 #     "standard", both ends in one guest over veth (2 vCPUs, 3 GiB, as
 #     make bench), the same cells, MTUs, repetitions and run lengths;
 #     no kernel-memory measurements.
@@ -30,15 +30,15 @@
 #   pair/             a.log (a's output: progress and @bench lines),
 #                     b.log, each guest's dmesg and vm log, logs/ (every
 #                     tool's output in a; b's server output beside it)
-#   veth/             scripts/bench's own output for phase 2 (its
+#   veth/             scripts/bench.sh's own output for phase 2 (its
 #                     results.md, bench.log, logs/, dmesg.log)
 #
-# Exit status (scripts/bench's rules): 0 if every run of both phases
+# Exit status (scripts/bench.sh's rules): 0 if every run of both phases
 # produced a value and every guest's kernel log is clean, 1 otherwise
 # (targets missed do not count, unless KIWI_BENCH_STRICT=1), 2 on usage
 # or build errors.
 #
-# Environment (scripts/bench's names, for both phases):
+# Environment (scripts/bench.sh's names, for both phases):
 #   KIWI_BENCH_CELLS    default "write_bw_64k read_bw_64k send_bw_64k
 #                       write_bw_4k write_lat_8 send_lat_8"
 #   KIWI_BENCH_REPS     repetitions per cell (default 5)
@@ -55,7 +55,7 @@
 # the pair cannot change its guests' CPU, so neither does phase 2.
 set -u
 export LC_ALL=C
-# One compound command, read whole before it runs (as scripts/bench).
+# One compound command, read whole before it runs (as scripts/bench.sh).
 {
 
 ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -117,12 +117,12 @@ PRAW=$OUT/pair-raw.txt
 meta() { local IFS='|'; echo "meta|$*" >>"$PRAW"; }
 
 # ----------------------------------------------------- phase 1: pair --
-echo "bench-2host: phase 1: two guests (selftests/vm/pair, $NIC, timeout ${TIMEOUT}s); a's progress below"
+echo "bench-2host: phase 1: two guests (selftests/vm/pair.sh, $NIC, timeout ${TIMEOUT}s); a's progress below"
 rm -rf "$PLOGS"
 mkdir -p "$PLOGS/logs"
-meta pair "selftests/vm/pair: a (clients) and b (servers), Debian's 6.1 in both, 1 vCPU and $MEM MiB each, one $NIC NIC each, joined by QEMU's UDP socket backend on the host's loopback"
+meta pair "selftests/vm/pair.sh: a (clients) and b (servers), Debian's 6.1 in both, 1 vCPU and $MEM MiB each, one $NIC NIC each, joined by QEMU's UDP socket backend on the host's loopback"
 meta pair_load_before "$(cut -d' ' -f1-3 /proc/loadavg), $(pgrep -c qemu-system 2>/dev/null || echo 0) QEMU processes running"
-"$ROOT/selftests/vm/pair" --nic "$NIC" --smp 1 --mem "$MEM" --timeout "$TIMEOUT" \
+"$ROOT/selftests/vm/pair.sh" --nic "$NIC" --smp 1 --mem "$MEM" --timeout "$TIMEOUT" \
 	--module-a "$KO" --module-a "$SIWKO" --module-b "$KO" --module-b "$SIWKO" \
 	--logs "$PLOGS" -- "$ROOT/bench/pair-guest.sh" 2>"$PLOGS/pair.log" &
 PAIR_PID=$!
@@ -163,7 +163,7 @@ meta pair_exit "$pair_rc"
 dmesg_ok=1 dm=
 for g in a b; do
 	if [ -s "$PLOGS/$g-dmesg.log" ] &&
-	   out=$("$ROOT/selftests/vm/check-dmesg" "$PLOGS/$g-dmesg.log" 2>&1); then
+	   out=$("$ROOT/selftests/vm/check-dmesg.sh" "$PLOGS/$g-dmesg.log" 2>&1); then
 		dm+="$g clean, "
 	else
 		dmesg_ok=0
@@ -172,24 +172,24 @@ for g in a b; do
 		printf '%s\n' "${out:-no dmesg saved}" | head -40 | sed -e 's/^/    /'
 	fi
 done
-meta pair_dmesg "${dm%, } (selftests/vm/check-dmesg)"
+meta pair_dmesg "${dm%, } (selftests/vm/check-dmesg.sh)"
 meta pair_wall_time "$(elapsed)"
-echo "bench-2host: phase 1 finished (selftests/vm/pair exit $pair_rc) after $(elapsed)"
+echo "bench-2host: phase 1 finished (selftests/vm/pair.sh exit $pair_rc) after $(elapsed)"
 
 # ----------------------------------------------------- phase 2: veth --
 echo
-echo "bench-2host: phase 2: the same cells over veth in one guest (scripts/bench)"
+echo "bench-2host: phase 2: the same cells over veth in one guest (scripts/bench.sh)"
 t2=$(elapsed)
 env -u KIWI_BENCH_NO_CRC32C_INTEL -u KIWI_BENCH_NO_ERMS -u KIWI_BENCH_QUICK \
 	KIWI_BENCH_OUT="$OUT/veth" KIWI_BENCH_CONFIGS=standard \
 	KIWI_BENCH_QPMEM_QPS=0 KIWI_BENCH_CONNMEM=0 KIWI_BENCH_ALLOCS=0 \
-	KIWI_BENCH_TIMEOUT="$TIMEOUT" KIWI_BENCH_STRICT=0 "$ROOT/scripts/bench"
+	KIWI_BENCH_TIMEOUT="$TIMEOUT" KIWI_BENCH_STRICT=0 "$ROOT/scripts/bench.sh"
 veth_rc=$?
-echo "bench-2host: phase 2 finished (scripts/bench exit $veth_rc), started at $t2, now $(elapsed)"
+echo "bench-2host: phase 2 finished (scripts/bench.sh exit $veth_rc), started at $t2, now $(elapsed)"
 
 # ----------------------------------------------------------- report --
 # veth's lines first (its configuration comes first in the report), then
-# the pair's, then this invocation's own, which replace scripts/bench's
+# the pair's, then this invocation's own, which replace scripts/bench.sh's
 # command, date and wall time.
 {
 	cat "$OUT/veth/raw.txt" 2>/dev/null
@@ -206,13 +206,13 @@ rc=0
 case $pair_rc in
 0) ;;
 124) echo "bench-2host: a guest of the pair timed out after ${TIMEOUT}s (KIWI_BENCH_TIMEOUT)"; rc=1 ;;
-*) echo "bench-2host: selftests/vm/pair exit $pair_rc (failed runs or kernel trouble; see ${PLOGS#"$ROOT"/})"; rc=1 ;;
+*) echo "bench-2host: selftests/vm/pair.sh exit $pair_rc (failed runs or kernel trouble; see ${PLOGS#"$ROOT"/})"; rc=1 ;;
 esac
 [ $dmesg_ok = 1 ] || rc=1
 case $veth_rc in
 0) ;;
-2) echo "bench-2host: scripts/bench failed (usage or build error, exit 2)"; rc=2 ;;
-*) echo "bench-2host: scripts/bench exit $veth_rc (failed runs or kernel trouble; see ${OUT#"$ROOT"/}/veth)"; rc=1 ;;
+2) echo "bench-2host: scripts/bench.sh failed (usage or build error, exit 2)"; rc=2 ;;
+*) echo "bench-2host: scripts/bench.sh exit $veth_rc (failed runs or kernel trouble; see ${OUT#"$ROOT"/}/veth)"; rc=1 ;;
 esac
 [ $report_rc -le 1 ] || { echo "bench-2host: report failed"; [ $rc = 2 ] || rc=1; }
 if [ "${KIWI_BENCH_STRICT:-0}" = 1 ] && [ $report_rc = 1 ]; then rc=1; fi

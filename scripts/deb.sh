@@ -1,17 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/deb -- `make deb`: kiwi's Debian packages, built with Debian's
+# scripts/deb.sh -- `make deb`: kiwi's Debian packages, built with Debian's
 # own tooling (dpkg-buildpackage, debhelper, dh-dkms), then checked with
 # lintian.
 #
-#   scripts/deb [OUTDIR]        (default: build/deb)
+#   scripts/deb.sh [OUTDIR]        (default: build/deb)
 #
 # Writes OUTDIR/kiwi-dkms_VERSION_all.deb (the module's sources and
 # dkms.conf, DKMS building kiwi on installation; kiwi-link@.service,
 # kiwi-selftest, kiwi-diag) and OUTDIR/libkiwi-rdmav34_VERSION_ARCH.deb (the
 # libibverbs provider and /etc/libibverbs.d/kiwi.driver), VERSION being
-# scripts/version's: VERSION+gitDATE.N.HASH, so each commit's packages
+# scripts/version.sh's: VERSION+gitDATE.N.HASH, so each commit's packages
 # upgrade the previous ones.
 #
 # The package is built from a copy of the working tree's sources (so
@@ -21,18 +21,18 @@
 # its changelog's version).  lintian must report no error and no warning;
 # its report is OUTDIR/lintian.txt (overrides, each with its reason:
 # debian/*.lintian-overrides).  Needs the deb set of
-# scripts/install-deps (make deps-deb).
+# scripts/install-deps.sh (make deps-deb).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 OUT=$(readlink -m "${1:-${BUILD:-$ROOT/build}/deb}")
-VERSION=$("$ROOT/scripts/version")
+VERSION=$("$ROOT/scripts/version.sh")
 STAGE=$OUT/src/kiwi-$VERSION
 say() { echo "deb: $*"; }
 t0=$SECONDS
 
 for tool in dpkg-buildpackage dh dh_dkms lintian fakeroot gcc; do
 	command -v "$tool" >/dev/null || {
-		echo "deb: $tool missing; run 'make deps-deb' (scripts/install-deps --set deb)" >&2
+		echo "deb: $tool missing; run 'make deps-deb' (scripts/install-deps.sh --set deb)" >&2
 		exit 1
 	}
 done
@@ -54,7 +54,7 @@ if [ "$top" != "$VERSION" ]; then
 		cat <<-EOC
 		kiwi ($VERSION) unstable; urgency=medium
 
-		  * Built from $rev (scripts/deb).
+		  * Built from $rev (scripts/deb.sh).
 
 		 -- $(sed -n 's/^Maintainer: //p' "$ROOT/debian/control")  $date
 

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# selftests/vm/bootloop -- how often does the test guest die by itself?
+# selftests/vm/bootloop.sh -- how often does the test guest die by itself?
 #
-#   selftests/vm/bootloop [-n BOOTS] [-k KVER] [-- VM_RUN_OPTIONS...]
+#   selftests/vm/bootloop.sh [-n BOOTS] [-k KVER] [-- VM_RUN_OPTIONS...]
 #
-# Boots the guest BOOTS times (default 30) through selftests/vm/run with
+# Boots the guest BOOTS times (default 30) through selftests/vm/run.sh with
 # a trivial command (`true`), one after the other, with the options
 # make check uses (slub_debug=FZPU) plus any given after --, and counts
 # the outcomes: ok, crash (Oops/BUG/panic on the console before the
@@ -15,7 +15,7 @@
 #	bootloop: KVER: N boots: N ok, N crash, N hang, N other; mean S s
 #
 # and the console logs of failed boots in build/vm/bootloop/.  Exit
-# status 0 if every boot was ok.  KVER: the kernel (default: vm/run's).
+# status 0 if every boot was ok.  KVER: the kernel (default: vm/run.sh's).
 set -u
 HERE=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
 	-n) n=$2; shift 2 ;;
 	-k) export KVER=$2; shift 2 ;;
 	--) shift; break ;;
-	*) echo "usage: bootloop [-n BOOTS] [-k KVER] [-- VM_RUN_OPTIONS...]" >&2; exit 2 ;;
+	*) echo "usage: selftests/vm/bootloop.sh [-n BOOTS] [-k KVER] [-- VM_RUN_OPTIONS...]" >&2; exit 2 ;;
 	esac
 done
 OUT=$REPO/build/vm/bootloop
@@ -35,13 +35,13 @@ kver=${KVER:-default}
 for i in $(seq 1 "$n"); do
 	t0=$SECONDS
 	log=$OUT/boot-$kver-$i.log
-	"$HERE/run" --quiet --timeout 300 "$@" -- true >"$log" 2>&1
+	"$HERE/run.sh" --quiet --timeout 300 "$@" -- true >"$log" 2>&1
 	rc=$?
 	t=$((SECONDS - t0))
 	total_t=$((total_t + t))
 	if grep -q 'did not reach its command' "$log"; then
-		# vm/run boots again after a hang; it still counts here.
-		kind="hang (exit $rc after vm/run's retry)"
+		# vm/run.sh boots again after a hang; it still counts here.
+		kind="hang (exit $rc after vm/run.sh's retry)"
 		hang=$((hang + 1))
 		cp "$REPO/build/vm/console-last.log" "$log.console"
 	elif [ $rc -eq 0 ]; then
