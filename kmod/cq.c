@@ -137,7 +137,7 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  */
 static bool kiwi_ucq_used(struct kiwi_cq *cq, u32 *used)
 {
-	return kiwi_ring_unconsumed(&cq->uring, cq->tail, used);
+	return kiwi_ring_unconsumed(&cq->uring, used);
 }
 
 /*
@@ -162,17 +162,16 @@ static int kiwi_ucq_resize(struct kiwi_cq *cq, u32 size,
 		kiwi_ring_destroy(&nr);
 		return used > size ? -EBUSY : -EINVAL;
 	}
-	cons = cq->tail - used;
+	cons = kiwi_ring_prod(&cq->uring) - used;
 	for (i = 0; i < used; i++)
 		memcpy(kiwi_ring_slot(&nr, i),
 		       kiwi_ring_slot(&cq->uring, cons + i),
 		       sizeof(struct kiwi_ucqe));
 	kiwi_ring_set_flags(&nr, kiwi_ring_flags(&cq->uring) &
 				 KIWI_RING_F_OVERFLOW);
-	kiwi_ring_produced(&nr, used);
+	kiwi_ring_moved(&nr, used);
 	old = cq->uring;
 	cq->uring = nr;
-	cq->tail = used;
 	cq->ibcq.cqe = size;
 	spin_unlock_irqrestore(&cq->lock, flags);
 
@@ -262,7 +261,7 @@ int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	else if (!cq->armed)
 		cq->armed = IB_CQ_SOLICITED;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
-	    (cq->uring.buf ? !kiwi_ring_drained(&cq->uring, cq->tail) :
+	    (cq->uring.buf ? !kiwi_ring_drained(&cq->uring) :
 			     kiwi_q_count(&cq->q)))
 		rv = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
@@ -297,7 +296,7 @@ static bool kiwi_ucq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
 	u32 used;
 
 	lockdep_assert_held(&cq->lock);
-	if (!kiwi_ucq_used(cq, &used) || used == cq->uring.size) {
+	if (!kiwi_ucq_used(cq, &used) || used == kiwi_ring_size(&cq->uring)) {
 		kiwi_ring_set_flags(&cq->uring, KIWI_RING_F_OVERFLOW);
 		return false;
 	}
@@ -308,8 +307,9 @@ static bool kiwi_ucq_put(struct kiwi_cq *cq, const struct kiwi_cqe *cqe)
 		u.flags = KIWI_UCQE_F_WITH_IMM;
 		u.imm_data = cqe->ex;
 	}
-	memcpy(kiwi_ring_slot(&cq->uring, cq->tail), &u, sizeof(u));
-	kiwi_ring_produced(&cq->uring, ++cq->tail);
+	memcpy(kiwi_ring_slot(&cq->uring, kiwi_ring_prod(&cq->uring)), &u,
+	       sizeof(u));
+	kiwi_ring_produce(&cq->uring);
 	return true;
 }
 

@@ -35,7 +35,6 @@ struct kiwi_cq {
 	struct kiwi_cqe *cqes;		/* kernel CQs: the entries, */
 	struct kiwi_q q;		/* and their index */
 	struct kiwi_ring uring;		/* user CQs (uring.buf != NULL) */
-	u32 tail;			/* user CQs: entries produced */
 	u8 armed;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP */
 	bool overflow;
 };

@@ -247,18 +247,17 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (; wr; wr = wr->next) {
-		u32 prod = kiwi_ring_own_prod(r);
-
-		if (prod - qp->sq_head == r->size) {
+		if (kiwi_ring_queued(r) == kiwi_ring_size(r)) {
 			kiwi_qp_dbg(qp, "WR %#llx: send queue full (%u WRs)\n",
-				    wr->wr_id, r->size);
+				    wr->wr_id, kiwi_ring_size(r));
 			rv = -ENOMEM;
 			break;
 		}
-		rv = kiwi_usqe_from_wr(qp, wr, kiwi_ring_slot(r, prod));
+		rv = kiwi_usqe_from_wr(qp, wr,
+				       kiwi_ring_slot(r, kiwi_ring_prod(r)));
 		if (rv)
 			break;
-		kiwi_ring_produced(r, prod + 1);
+		kiwi_ring_produce(r);
 		kick = true;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
@@ -294,8 +293,8 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		if (kiwi_qp_state(qp) == KIWI_QP_ERROR)
 			kiwi_rq_complete(qp, wr->wr_id, IB_WC_WR_FLUSH_ERR);
 		else
-			rv = kiwi_urqe_post(&qp->rq_ring, qp->rq_head,
-					    qp->rq_ring.size,
+			rv = kiwi_urqe_post(&qp->rq_ring,
+					    kiwi_ring_size(&qp->rq_ring),
 					    qp->cap.max_recv_sge, wr);
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
 		if (rv) {

@@ -26,7 +26,6 @@ struct kiwi_srq {
 	struct kiwi_ring ring;		/* of struct kiwi_urqe */
 	u32 max_wr;			/* as requested/reported */
 	u32 max_sge;
-	u32 head;			/* consumed (free-running) */
 	u32 limit;			/* srq_limit; 0 = disarmed */
 };
 
@@ -69,17 +68,21 @@ struct kiwi_qp {
 	enum ib_sig_type sq_sig_type;
 
 	/*
-	 * Send queue: WQEs [sq_head, prod) are posted and not retired; the
-	 * first sq_tx of them have been transmitted; sq_cur holds the next
-	 * one while it is being sent.  Indices are free-running.
+	 * Send queue: WQEs from sq_ring's consumer index (the oldest not
+	 * retired) to its producer's are posted; the first sq_tx of them
+	 * have been transmitted; sq_cur holds the next one while it is
+	 * being sent.  sq_tx is a count from the consumer index, not a
+	 * third index in sq_ring.q: retiring a WQE moves the consumer index
+	 * and takes one off sq_tx, so the transmit position stays put, and
+	 * the loops over transmitted WQEs run to it directly.  Only the SQ
+	 * has such a cursor, so it is kept here, under sq_lock.
 	 */
 	spinlock_t sq_lock;
 	struct kiwi_ring sq_ring;	/* of struct kiwi_usqe */
 	struct kiwi_sq_slot *sq;	/* sq_size entries */
 	u32 sq_size;			/* slots; power of two */
-	u32 sq_head;			/* oldest not retired */
-	u32 sq_tx;			/* WQEs from sq_head transmitted */
-	bool sq_loaded;			/* sq_cur is WQE sq_head + sq_tx */
+	u32 sq_tx;			/* WQEs from the oldest transmitted */
+	bool sq_loaded;			/* sq_cur is the WQE after those */
 	bool sq_failed;			/* a WR completed in error: flush */
 	u32 sq_orq_count;		/* ORQ: READs and atomics unanswered */
 	struct kiwi_sqe sq_cur;
@@ -87,7 +90,6 @@ struct kiwi_qp {
 
 	spinlock_t rq_lock;
 	struct kiwi_ring rq_ring;	/* of struct kiwi_urqe; none with SRQ */
-	u32 rq_head;			/* consumed (free-running) */
 
 	/* Connection, once the CM has bound one (under state_lock). */
 	struct kiwi_ep *ep;
@@ -261,11 +263,23 @@ static inline struct kiwi_sq_slot *kiwi_sq_slot(struct kiwi_qp *qp, u32 idx)
 	return &qp->sq[idx & (qp->sq_size - 1)];
 }
 
+/* Under sq_lock: the index of the @i-th WQE from the oldest not retired. */
+static inline u32 kiwi_sq_idx(const struct kiwi_qp *qp, u32 i)
+{
+	return kiwi_ring_cons(&qp->sq_ring) + i;
+}
+
+/* Under sq_lock: the send slot of the @i-th WQE from the oldest. */
+static inline struct kiwi_sq_slot *kiwi_sq_at(struct kiwi_qp *qp, u32 i)
+{
+	return kiwi_sq_slot(qp, kiwi_sq_idx(qp, i));
+}
+
 void kiwi_qp_flush_sq(struct kiwi_qp *qp);
 void kiwi_qp_flush_rq(struct kiwi_qp *qp);
 void kiwi_rq_complete(struct kiwi_qp *qp, u64 wr_id,
 		      enum ib_wc_status status);
-int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr, u32 max_sge,
+int kiwi_urqe_post(struct kiwi_ring *r, u32 max_wr, u32 max_sge,
 		   const struct ib_recv_wr *wr);
 
 bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe);

@@ -129,7 +129,7 @@ static void kiwi_qp_fail_oldest(struct kiwi_qp *qp, enum ib_wc_status status)
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (i = 0; i < qp->sq_tx; i++) {
-		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
+		struct kiwi_sq_slot *slot = kiwi_sq_at(qp, i);
 
 		if (slot->state != KIWI_SQE_DONE) {
 			slot->state = KIWI_SQE_DONE;

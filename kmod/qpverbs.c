@@ -92,7 +92,7 @@ static int kiwi_qp_resp(struct kiwi_qp *qp, struct ib_udata *udata)
 	};
 
 	if (!qp->srq) {
-		resp.num_rqe = qp->rq_ring.size;
+		resp.num_rqe = kiwi_ring_size(&qp->rq_ring);
 		resp.rq_stride = qp->rq_ring.stride;
 		resp.rq_mmap_offset = kiwi_ring_mmap_offset(&qp->rq_ring);
 		resp.rq_mmap_len = kiwi_ring_mmap_len(&qp->rq_ring);
@@ -139,7 +139,7 @@ static int kiwi_qp_alloc_queues(struct kiwi_qp *qp,
 			    kiwi_rq_stride(cap->max_recv_sge));
 	if (rv)
 		return rv;
-	cap->max_recv_wr = qp->rq_ring.size;
+	cap->max_recv_wr = kiwi_ring_size(&qp->rq_ring);
 	return 0;
 }
 

@@ -2,7 +2,7 @@
 /*
  * kiwi: queue rings and their mapping into user space.
  *
- * Every SQ, RQ, SRQ and CQ is a struct kiwi_ring: the control block of
+ * Every SQ, RQ, SRQ and user CQ is a struct kiwi_ring: the control block of
  * include/uapi/rdma/kiwi-abi.h followed by fixed-stride slots.  Rings of
  * user objects are vmalloc() memory charged to the creator's memory
  * cgroup (a ring can be megabytes, and a process may make thousands),
@@ -90,7 +90,7 @@ int kiwi_ring_init(struct kiwi_ring *r, struct ib_udata *udata, u32 size,
 	if (!r->buf)
 		return -ENOMEM;
 	r->ctl = r->buf;
-	r->size = size;
+	kiwi_q_init(&r->q, size);
 	r->stride = stride;
 	return 0;
 }
@@ -116,21 +116,6 @@ u64 kiwi_ring_mmap_offset(const struct kiwi_ring *r)
 u64 kiwi_ring_mmap_len(const struct kiwi_ring *r)
 {
 	return r->mentry ? r->mentry->npages << PAGE_SHIFT : 0;
-}
-
-/*
- * How many entries the producer claims are in the ring beyond @cons
- * (our private consumer index).  False for a claim that cannot be true,
- * i.e. a corrupted producer index.
- */
-bool kiwi_ring_avail(const struct kiwi_ring *r, u32 cons, u32 *n)
-{
-	/*
-	 * Pairs with the producer's release of prod: the provider's
-	 * publish(), or kiwi_ring_produced() for a kernel QP's SQ and RQ.
-	 */
-	*n = smp_load_acquire(&r->ctl->prod) - cons;
-	return *n <= r->size;
 }
 
 /*

@@ -36,19 +36,19 @@ static u64 kiwi_rq_wr_id(const struct kiwi_ring *r, u32 idx)
 
 void kiwi_qp_flush_rq(struct kiwi_qp *qp)
 {
+	struct kiwi_ring *r = &qp->rq_ring;
 	unsigned long flags;
 	u32 n;
 
 	if (qp->srq)
 		return;
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	if (!kiwi_ring_avail(&qp->rq_ring, qp->rq_head, &n))
-		n = qp->rq_ring.size;
+	if (!kiwi_ring_avail(r, &n))
+		n = kiwi_ring_size(r);
 	while (n--) {
-		u64 wr_id = kiwi_rq_wr_id(&qp->rq_ring, qp->rq_head);
+		u64 wr_id = kiwi_rq_wr_id(r, kiwi_ring_cons(r));
 
-		qp->rq_head++;
-		kiwi_ring_consumed(&qp->rq_ring, qp->rq_head);
+		kiwi_ring_consume(r);
 		kiwi_rq_complete(qp, wr_id, IB_WC_WR_FLUSH_ERR);
 	}
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
@@ -89,12 +89,11 @@ static bool kiwi_qp_take_own_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
 	u32 n;
 
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	if (kiwi_ring_avail(r, qp->rq_head, &n) && n) {
-		int rv = kiwi_rqe_load(r, qp->rq_head, qp->cap.max_recv_sge,
-				       rqe);
+	if (kiwi_ring_avail(r, &n) && n) {
+		int rv = kiwi_rqe_load(r, kiwi_ring_cons(r),
+				       qp->cap.max_recv_sge, rqe);
 
-		qp->rq_head++;
-		kiwi_ring_consumed(r, qp->rq_head);
+		kiwi_ring_consume(r);
 		if (rv)		/* the caller fails the QP: no buffer */
 			kiwi_rq_complete(qp, rqe->wr_id, IB_WC_LOC_QP_OP_ERR);
 		ok = !rv;
@@ -124,11 +123,10 @@ static bool kiwi_qp_take_srq_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
 	u32 n;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	if (kiwi_ring_avail(r, srq->head, &n) && n) {
-		int rv = kiwi_rqe_load(r, srq->head, srq->max_sge, rqe);
+	if (kiwi_ring_avail(r, &n) && n) {
+		int rv = kiwi_rqe_load(r, kiwi_ring_cons(r), srq->max_sge, rqe);
 
-		srq->head++;
-		kiwi_ring_consumed(r, srq->head);
+		kiwi_ring_consume(r);
 		if (rv)
 			kiwi_rq_complete(qp, rqe->wr_id, IB_WC_LOC_QP_OP_ERR);
 		ok = !rv;
@@ -154,11 +152,10 @@ bool kiwi_qp_take_rqe(struct kiwi_qp *qp, struct kiwi_rqe *rqe)
 }
 
 /* Append a kernel consumer's receive WR to @r (under its lock). */
-int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr, u32 max_sge,
+int kiwi_urqe_post(struct kiwi_ring *r, u32 max_wr, u32 max_sge,
 		   const struct ib_recv_wr *wr)
 {
-	u32 prod = kiwi_ring_own_prod(r);
-	u8 *w = kiwi_ring_slot(r, prod);
+	u8 *w = kiwi_ring_slot(r, kiwi_ring_prod(r));
 	struct kiwi_usge *sge = (void *)(w + sizeof(struct kiwi_urqe));
 	struct kiwi_urqe h = {
 		.wr_id = wr->wr_id,
@@ -166,7 +163,7 @@ int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr, u32 max_sge,
 	};
 	int i;
 
-	if (prod - head >= max_wr)
+	if (kiwi_ring_queued(r) >= max_wr)
 		return -ENOMEM;
 	if (wr->num_sge < 0 || wr->num_sge > max_sge)
 		return -EINVAL;
@@ -176,7 +173,7 @@ int kiwi_urqe_post(struct kiwi_ring *r, u32 head, u32 max_wr, u32 max_sge,
 		sge[i].lkey = wr->sg_list[i].lkey;
 	}
 	memcpy(w, &h, sizeof(h));
-	kiwi_ring_produced(r, prod + 1);
+	kiwi_ring_produce(r);
 	return 0;
 }
 
@@ -184,7 +181,7 @@ static int kiwi_srq_resp(struct kiwi_srq *srq, struct ib_udata *udata)
 {
 	struct kiwi_uresp_create_srq resp = {
 		.srq_id = srq->ibsrq.res.id,
-		.num_rqe = srq->ring.size,
+		.num_rqe = kiwi_ring_size(&srq->ring),
 		.stride = srq->ring.stride,
 		.mmap_offset = kiwi_ring_mmap_offset(&srq->ring),
 		.mmap_len = kiwi_ring_mmap_len(&srq->ring),
@@ -296,8 +293,7 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	}
 	spin_lock_irqsave(&srq->lock, flags);
 	for (; wr; wr = wr->next) {
-		rv = kiwi_urqe_post(&srq->ring, srq->head, srq->max_wr,
-				    srq->max_sge, wr);
+		rv = kiwi_urqe_post(&srq->ring, srq->max_wr, srq->max_sge, wr);
 		if (rv)
 			break;
 	}

@@ -20,7 +20,7 @@ static u32 kiwi_sq_posted(struct kiwi_qp *qp, bool *sane)
 {
 	u32 n;
 
-	*sane = kiwi_ring_avail(&qp->sq_ring, qp->sq_head, &n);
+	*sane = kiwi_ring_avail(&qp->sq_ring, &n);
 	return *sane ? n : qp->sq_size;
 }
 
@@ -62,15 +62,14 @@ static void kiwi_sq_complete(struct kiwi_qp *qp, u64 wr_id, u8 wr_opcode,
 }
 
 /*
- * Retire the WQE at sq_head (under sq_lock).  The slot is handed back to
- * the producer before its completion is queued, so a process that sees
- * the completion also sees the free slot.
+ * Retire the oldest WQE (under sq_lock).  The slot is handed back to the
+ * producer before its completion is queued, so a process that sees the
+ * completion also sees the free slot.
  */
 static void kiwi_sq_advance(struct kiwi_qp *qp)
 {
 	lockdep_assert_held(&qp->sq_lock);
-	qp->sq_head++;
-	kiwi_ring_consumed(&qp->sq_ring, qp->sq_head);
+	kiwi_ring_consume(&qp->sq_ring);
 }
 
 static const u8 kiwi_uwr_to_ib[KIWI_UWR_NUM_OPCODES] = {
@@ -170,11 +169,12 @@ void kiwi_qp_flush_sq(struct kiwi_qp *qp)
 	started = qp->sq_tx + qp->sq_loaded;
 	posted = max(kiwi_sq_posted(qp, &sane), started);
 	for (i = 0; i < posted; i++) {
-		struct kiwi_sq_slot e = *kiwi_sq_slot(qp, qp->sq_head);
+		u32 idx = kiwi_sq_idx(qp, 0);
+		struct kiwi_sq_slot e = *kiwi_sq_slot(qp, idx);
 		enum ib_wc_status status;
 
 		if (i >= started)
-			kiwi_sq_unstarted(qp, qp->sq_head, &e);
+			kiwi_sq_unstarted(qp, idx, &e);
 		kiwi_sq_advance(qp);
 		status = kiwi_sq_status(qp, e.state == KIWI_SQE_DONE ?
 					e.status : IB_WC_WR_FLUSH_ERR);
@@ -194,7 +194,7 @@ void kiwi_qp_retire_sq(struct kiwi_qp *qp)
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	while (qp->sq_tx) {
-		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head);
+		struct kiwi_sq_slot *slot = kiwi_sq_at(qp, 0);
 		enum ib_wc_status status;
 
 		if (slot->state != KIWI_SQE_DONE)
@@ -220,7 +220,7 @@ static struct kiwi_sq_slot *kiwi_sq_oldest_read(struct kiwi_qp *qp)
 	lockdep_assert_held(&qp->sq_lock);
 
 	for (i = 0; i < qp->sq_tx; i++) {
-		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
+		struct kiwi_sq_slot *slot = kiwi_sq_at(qp, i);
 
 		if (slot->state == KIWI_SQE_WAIT_RESP)
 			return slot;
@@ -539,7 +539,7 @@ static bool kiwi_sq_go_idle(struct kiwi_qp *qp)
  */
 static int kiwi_sq_load_next(struct kiwi_qp *qp)
 {
-	u32 idx = qp->sq_head + qp->sq_tx;
+	u32 idx = kiwi_sq_idx(qp, qp->sq_tx);
 	struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, idx);
 	bool sane;
 	int rv;
@@ -585,7 +585,7 @@ static bool kiwi_sq_sink_open(struct kiwi_qp *qp, u32 stag)
 	lockdep_assert_held(&qp->sq_lock);
 
 	for (i = 0; i < qp->sq_tx; i++) {
-		struct kiwi_sq_slot *slot = kiwi_sq_slot(qp, qp->sq_head + i);
+		struct kiwi_sq_slot *slot = kiwi_sq_at(qp, i);
 
 		if (slot->state == KIWI_SQE_WAIT_RESP &&
 		    (slot->sink_lkey >> 8) == (stag >> 8))
@@ -662,7 +662,7 @@ void kiwi_sq_sent(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	slot = kiwi_sq_slot(qp, qp->sq_head + qp->sq_tx);
+	slot = kiwi_sq_at(qp, qp->sq_tx);
 	slot->state = KIWI_SQE_DONE;
 	slot->status = status;
 	qp->sq_tx++;
@@ -681,7 +681,7 @@ void kiwi_sq_read_posted(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	kiwi_sq_slot(qp, qp->sq_head + qp->sq_tx)->state = KIWI_SQE_WAIT_RESP;
+	kiwi_sq_at(qp, qp->sq_tx)->state = KIWI_SQE_WAIT_RESP;
 	qp->sq_tx++;
 	qp->sq_loaded = false;
 	qp->sq_orq_count++;
