@@ -662,7 +662,7 @@ bool kiwi_tx_irq_full(struct kiwi_qp *qp)
  * Queue the response to an inbound READ or Atomic Request the receive
  * path accepted (kiwi_tx_irq_full() said there was room), behind those
  * already due; kiwi_tx_respond() then has it sent.  The queue's only
- * producer (qp.c empties it at each connection, before RTS).
+ * producer (kiwi_tx_irq_alloc() empties it at each connection, before RTS).
  */
 void kiwi_tx_queue_resp(struct kiwi_qp *qp, const struct kiwi_irqe *e)
 {
